@@ -1,0 +1,44 @@
+package org.apache.spark.sql.multijoin
+
+import org.apache.spark.sql.internal.SQLConf
+
+/**
+ * Every conf of the extension, typed and documented. Built with SQLConf.buildConf so that they are
+ * registered with Spark: `SET -v` lists them and `SET key=bad` is rejected at once.
+ */
+object MultiJoinConf {
+
+  val ENABLED = SQLConf.buildConf("spark.multijoin.enabled")
+    .doc("When true, a /*+ MULTI_JOIN */ hint over a chain of FULL OUTER joins on a shared key " +
+      "collapses the chain into one k-way sort-merge join. When false the hint is ignored " +
+      "(with a warning) and Spark plans the joins as usual.")
+    .version("0.1.0")
+    .booleanConf
+    .createWithDefault(true)
+
+  val FAIL_ON_FALLBACK = SQLConf.buildConf("spark.multijoin.failOnFallback")
+    .doc("When true, a MULTI_JOIN hint that cannot be applied fails the query with the reason, " +
+      "instead of logging a warning and running Spark's own join plan. Meant for CI.")
+    .version("0.1.0")
+    .booleanConf
+    .createWithDefault(false)
+
+  val BUFFER_IN_MEMORY_THRESHOLD = SQLConf.buildConf("spark.multijoin.buffer.inMemoryThreshold")
+    .doc("Rows of one key of one input kept in a plain in-memory array; past this the rows move " +
+      "to a spillable, memory-managed buffer. Keys with fewer matches never leave the fast path.")
+    .version("0.1.0")
+    .intConf
+    .checkValue(_ > 0, "must be positive")
+    .createWithDefault(4096)
+
+  val BUFFER_SPILL_THRESHOLD = SQLConf.buildConf("spark.multijoin.buffer.spillThreshold")
+    .doc("Rows of one key of one input after which the spillable buffer is forced to spill to " +
+      "disk. Independently of this, the buffer spills whenever the task runs short of memory.")
+    .version("0.1.0")
+    .intConf
+    .checkValue(_ > 0, "must be positive")
+    .createWithDefault(Int.MaxValue)
+
+  def enabled: Boolean = SQLConf.get.getConf(ENABLED)
+  def failOnFallback: Boolean = SQLConf.get.getConf(FAIL_ON_FALLBACK)
+}

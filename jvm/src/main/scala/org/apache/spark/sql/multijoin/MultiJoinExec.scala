@@ -1,0 +1,88 @@
+package org.apache.spark.sql.multijoin
+
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Ascending, Attribute, BindReferences, Expression, RowOrdering, SortOrder, UnsafeProjection}
+import org.apache.spark.sql.catalyst.plans.{FullOuter, JoinType}
+import org.apache.spark.sql.catalyst.plans.physical.{ClusteredDistribution, Distribution, Partitioning, UnknownPartitioning}
+import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
+
+/**
+ * The k-way sort-merge join. The planning contract is SortMergeJoinExec's, for N children: each
+ * child clustered and sorted ascending (nulls first) on its own key, so EnsureRequirements puts
+ * exactly one shuffle and one sort under each input, and none between join levels. Execution
+ * (per partition, a merge of N sorted iterators) lives in [[MultiJoinScanner]].
+ */
+case class MultiJoinExec(keys: Seq[Seq[Expression]], joinType: JoinType, children: Seq[SparkPlan])
+  extends SparkPlan {
+
+  override def output: Seq[Attribute] = joinType match {
+    case FullOuter => children.flatMap(_.output).map(_.withNullability(true))
+    case other => throw new IllegalStateException(s"MultiJoinExec does not support $other yet")
+  }
+
+  override def requiredChildDistribution: Seq[Distribution] = keys.map(ClusteredDistribution(_))
+
+  override def requiredChildOrdering: Seq[Seq[SortOrder]] = keys.map(_.map(SortOrder(_, Ascending)))
+
+  // The output is clustered and sorted on coalesce(keys), which Spark cannot express; claiming
+  // any input's partitioning would be wrong for rows missing from that input.
+  override def outputPartitioning: Partitioning =
+    UnknownPartitioning(children.head.outputPartitioning.numPartitions)
+
+  override def outputOrdering: Seq[SortOrder] = Nil
+
+  override lazy val metrics: Map[String, SQLMetric] = Map(
+    "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
+    "spillSize" -> SQLMetrics.createSizeMetric(sparkContext, "spill size")) ++
+    children.indices.map { i =>
+      MultiJoinExec.inputRowsMetric(i) ->
+        SQLMetrics.createMetric(sparkContext, s"number of rows read from input ${i + 1}")
+    }
+
+  protected override def doExecute(): RDD[InternalRow] = {
+    // Everything the tasks need is computed here, so the closure does not capture the plan.
+    val numOutputRows = longMetric("numOutputRows")
+    val spillSize = longMetric("spillSize")
+    val inputRows = children.indices.map(i => longMetric(MultiJoinExec.inputRowsMetric(i))).toArray
+    val boundKeys = keys.zip(children).map { case (key, child) =>
+      BindReferences.bindReferences(key, child.output)
+    }
+    val keyTypes = keys.head.map(_.dataType)
+    val inputSchemas = children.map(_.schema)
+    val outputAttributes = output
+    val inMemoryThreshold = conf.getConf(MultiJoinConf.BUFFER_IN_MEMORY_THRESHOLD)
+    val spillThreshold = conf.getConf(MultiJoinConf.BUFFER_SPILL_THRESHOLD)
+
+    new MultiZippedPartitionsRDD[InternalRow, InternalRow](
+      sparkContext,
+      children.map(_.execute()),
+      (context, inputs) => {
+        val scanner = new MultiJoinScanner(
+          inputs = inputs.toArray,
+          inputSchemas = inputSchemas,
+          keyProjections = boundKeys.map(key => UnsafeProjection.create(key)).toArray,
+          keyOrdering = RowOrdering.createNaturalAscendingOrdering(keyTypes),
+          resultProjection = UnsafeProjection.create(outputAttributes, outputAttributes),
+          inMemoryThreshold = inMemoryThreshold,
+          spillThreshold = spillThreshold,
+          numOutputRows = numOutputRows,
+          inputRows = inputRows,
+          spillSize = spillSize)
+        context.addTaskCompletionListener[Unit](_ => scanner.close())
+        scanner
+      })
+  }
+
+  override def simpleString(maxFields: Int): String =
+    s"MultiJoin $joinType, ${children.size} inputs, keys=" +
+      keys.map(_.map(_.sql).mkString("(", ", ", ")")).mkString("[", ", ", "]")
+
+  override protected def withNewChildrenInternal(newChildren: IndexedSeq[SparkPlan]): MultiJoinExec =
+    copy(children = newChildren)
+}
+
+object MultiJoinExec {
+  def inputRowsMetric(input: Int): String = s"numInputRows$input"
+}

@@ -1,0 +1,43 @@
+package org.apache.spark.sql.multijoin
+
+import org.apache.spark.sql.SparkSessionExtensions
+import org.apache.spark.sql.catalyst.FunctionIdentifier
+import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo, Literal}
+
+/**
+ * Entry point, loaded with `spark.sql.extensions=org.apache.spark.sql.multijoin.MultiJoinExtensions`.
+ *
+ * The order of the injections follows the life of a query:
+ *  1. analysis: the MULTI_JOIN hint becomes a [[MultiJoinHint]] marker over the hinted query;
+ *  2. operator optimisation: Spark's own join rules (pushdown, column pruning, outer join
+ *     elimination) run on the ordinary Join nodes; filters above the marker are pushed through it;
+ *  3. pre-CBO, once operator optimisation is finished: the chain under the marker collapses into
+ *     one [[MultiJoin]] node, or falls back with a warning that says why;
+ *  4. planning: [[MultiJoin]] becomes [[MultiJoinExec]], and EnsureRequirements gives each input
+ *     exactly one shuffle and one sort.
+ */
+class MultiJoinExtensions extends (SparkSessionExtensions => Unit) {
+  override def apply(extensions: SparkSessionExtensions): Unit = {
+    extensions.injectResolutionRule(_ => ResolveMultiJoinHint)
+    extensions.injectOptimizerRule(_ => PushFilterThroughMultiJoinHint)
+    extensions.injectPreCBORule(_ => CollapseMultiJoinChain)
+    extensions.injectPlannerStrategy(_ => MultiJoinStrategy)
+    extensions.injectFunction(MultiJoinExtensions.versionFunction)
+  }
+}
+
+object MultiJoinExtensions {
+  /** `multijoin_version()`: lets a client (the dbt materialization) check that the extension is loaded. */
+  val versionFunction: (FunctionIdentifier, ExpressionInfo, Seq[Expression] => Expression) = (
+    FunctionIdentifier("multijoin_version"),
+    new ExpressionInfo(
+      classOf[MultiJoinExtensions].getName, null, "multijoin_version", "_FUNC_() - the version " +
+        "of the dbt-multijoin Spark extension loaded in this session.", "", "", "", "misc_funcs",
+      "0.1.0", "", "built-in"),
+    (arguments: Seq[Expression]) => {
+      if (arguments.nonEmpty) {
+        throw new IllegalArgumentException("multijoin_version() takes no arguments")
+      }
+      Literal(BuildInfo.version)
+    })
+}

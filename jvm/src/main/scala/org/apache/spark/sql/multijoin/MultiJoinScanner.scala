@@ -1,0 +1,180 @@
+package org.apache.spark.sql.multijoin
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{BaseOrdering, GenericInternalRow, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.execution.ExternalAppendOnlyUnsafeRowArray
+import org.apache.spark.sql.execution.metric.SQLMetric
+import org.apache.spark.sql.types.StructType
+
+/**
+ * Merges N iterators, each sorted ascending on its key, into the rows of the FULL multi-join.
+ *
+ * Each step takes the smallest key among the inputs' heads and collects, from every input whose
+ * head has that key, its group of rows with that key. The output for the key is the product of
+ * the groups, an all-null row standing in for each input without the key. A row whose key has a
+ * null component matches nothing: it is emitted alone as soon as it reaches the head.
+ *
+ * A group of one row (unique keys, the common case) is held as that row: no buffer. A larger
+ * group goes into an ExternalAppendOnlyUnsafeRowArray, which spills to disk under memory
+ * pressure, so a key with more matches than memory completes.
+ */
+private[multijoin] final class MultiJoinScanner(
+    inputs: Array[Iterator[InternalRow]],
+    inputSchemas: Seq[StructType],
+    keyProjections: Array[UnsafeProjection],
+    keyOrdering: BaseOrdering,
+    resultProjection: UnsafeProjection,
+    inMemoryThreshold: Int,
+    spillThreshold: Int,
+    numOutputRows: SQLMetric,
+    inputRows: Array[SQLMetric],
+    spillSize: SQLMetric) extends Iterator[InternalRow] {
+
+  private[this] val n = inputs.length
+  private[this] val fieldsPerInput = inputSchemas.map(_.length).toArray
+
+  // The head of each input: its next unconsumed row (an owned copy) and that row's key;
+  // null once the input is exhausted.
+  private[this] val headRow = new Array[UnsafeRow](n)
+  private[this] val headKey = new Array[UnsafeRow](n)
+
+  // The current group. `joined` holds the row to emit; `buffered` lists the inputs whose group
+  // has several rows, iterated as an odometer (the last one fastest).
+  private[this] val joined = new MultiJoinedRow(fieldsPerInput)
+  private[this] val nullRows: Array[InternalRow] =
+    fieldsPerInput.map(fields => new GenericInternalRow(fields))
+  private[this] val buffers = new Array[ExternalAppendOnlyUnsafeRowArray](n)
+  private[this] val bufferIterators = new Array[Iterator[UnsafeRow]](n)
+  private[this] val buffered = new Array[Int](n)
+  private[this] var bufferedCount = 0
+
+  private[this] var pending = false
+  private[this] var closed = false
+
+  // Sort and Project emit UnsafeRows; this covers any child that does not.
+  private[this] lazy val toUnsafe: Array[UnsafeProjection] =
+    inputSchemas.map(schema => UnsafeProjection.create(schema)).toArray
+
+  (0 until n).foreach(fetch)
+
+  override def hasNext: Boolean = pending || { pending = nextCombination() || nextGroup(); pending }
+
+  override def next(): InternalRow = {
+    if (!hasNext) throw new NoSuchElementException("MultiJoinScanner is exhausted")
+    pending = false
+    numOutputRows += 1
+    resultProjection(joined)
+  }
+
+  /** Releases the buffers and reports what they spilled. Called when the task completes. */
+  def close(): Unit = if (!closed) {
+    closed = true
+    buffers.foreach { buffer =>
+      if (buffer != null) {
+        spillSize += buffer.spillSize
+        buffer.clear()
+      }
+    }
+  }
+
+  private def fetch(i: Int): Unit = {
+    val input = inputs(i)
+    if (input.hasNext) {
+      val row = input.next() match {
+        case unsafe: UnsafeRow => unsafe
+        case other => toUnsafe(i)(other)
+      }
+      inputRows(i) += 1
+      headRow(i) = row.copy()
+      headKey(i) = keyProjections(i)(row).copy()
+    } else {
+      headRow(i) = null
+      headKey(i) = null
+    }
+  }
+
+  private def hasNullKey(i: Int): Boolean = headKey(i).anyNull()
+
+  private def sameKey(i: Int, key: UnsafeRow): Boolean =
+    headRow(i) != null && !hasNullKey(i) && keyOrdering.compare(headKey(i), key) == 0
+
+  /** Moves to the next key (or null-key row); false once every input is exhausted. */
+  private def nextGroup(): Boolean = {
+    bufferedCount = 0
+    var i = 0
+    while (i < n) {
+      if (headRow(i) != null && hasNullKey(i)) {
+        var j = 0
+        while (j < n) { joined.rows(j) = nullRows(j); j += 1 }
+        joined.rows(i) = headRow(i)
+        fetch(i)
+        return true
+      }
+      i += 1
+    }
+
+    var smallest: UnsafeRow = null
+    i = 0
+    while (i < n) {
+      if (headRow(i) != null && (smallest == null || keyOrdering.compare(headKey(i), smallest) < 0)) {
+        smallest = headKey(i)
+      }
+      i += 1
+    }
+    if (smallest == null) return false
+
+    i = 0
+    while (i < n) {
+      if (sameKey(i, smallest)) takeGroup(i, smallest) else joined.rows(i) = nullRows(i)
+      i += 1
+    }
+    // The first combination: every buffered input at its first row.
+    var b = 0
+    while (b < bufferedCount) { restart(buffered(b)); b += 1 }
+    true
+  }
+
+  /** Consumes input i's rows with `key`: one row stays as it is, more go into its buffer. */
+  private def takeGroup(i: Int, key: UnsafeRow): Unit = {
+    val first = headRow(i)
+    fetch(i)
+    if (!sameKey(i, key)) {
+      joined.rows(i) = first
+    } else {
+      if (buffers(i) == null) {
+        buffers(i) = new ExternalAppendOnlyUnsafeRowArray(inMemoryThreshold, spillThreshold)
+      }
+      val buffer = buffers(i)
+      buffer.clear()
+      buffer.add(first)
+      while (sameKey(i, key)) {
+        buffer.add(headRow(i))
+        fetch(i)
+      }
+      buffered(bufferedCount) = i
+      bufferedCount += 1
+    }
+  }
+
+  private def restart(i: Int): Unit = {
+    bufferIterators(i) = buffers(i).generateIterator()
+    joined.rows(i) = bufferIterators(i).next()
+  }
+
+  /** Advances the odometer over the buffered inputs; false when the group is done. */
+  private def nextCombination(): Boolean = {
+    var d = bufferedCount - 1
+    while (d >= 0) {
+      val i = buffered(d)
+      if (bufferIterators(i).hasNext) {
+        joined.rows(i) = bufferIterators(i).next()
+        var inner = d + 1
+        while (inner < bufferedCount) { restart(buffered(inner)); inner += 1 }
+        return true
+      }
+      d -= 1
+    }
+    bufferedCount = 0
+    false
+  }
+}
