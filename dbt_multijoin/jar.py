@@ -21,8 +21,8 @@ from dbt_multijoin import __version__
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 JVM_DIR = REPO_ROOT / "jvm"
-SOURCE_DIR = JVM_DIR / "src" / "main" / "scala"
-# Where the jar goes; overridable for read-only installs.
+# Both overridable: a read-only install puts the jar elsewhere; tests compile a copy of the sources.
+SOURCE_DIR = Path(os.environ.get("DBT_MULTIJOIN_SOURCES", JVM_DIR / "src" / "main" / "scala"))
 TARGET_DIR = Path(os.environ.get("DBT_MULTIJOIN_TARGET", JVM_DIR / "target"))
 
 

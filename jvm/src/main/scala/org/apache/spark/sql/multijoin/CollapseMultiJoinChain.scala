@@ -129,7 +129,10 @@ private[multijoin] object JoinChain {
 
   private def projectChain(projectList: Seq[NamedExpression], chain: Chain): Either[Reason, Chain] = {
     val defined = projectList.collect { case alias: Alias => alias }
-    defined.find(alias => !alias.deterministic || !nullWhenAbsent(alias.child)) match {
+    defined.find(!_.deterministic).foreach { alias =>
+      return Left(s"the projection ${alias.sql} between two joins is not deterministic")
+    }
+    defined.find(alias => !nullWhenAbsent(alias.child)) match {
       case Some(alias) =>
         Left(s"the projection ${alias.sql} between two joins is not null for a row that is " +
           "missing from its side, so it cannot be computed after the joins")
@@ -177,6 +180,9 @@ private[multijoin] object JoinChain {
     val pairs = conjuncts.map {
       case EqualTo(a, b) if over(a, leftSet) && over(b, rightSet) => Right((a, b))
       case EqualTo(a, b) if over(a, rightSet) && over(b, leftSet) => Right((b, a))
+      case EqualTo(a, b) if a.references.isEmpty || b.references.isEmpty =>
+        Left(s"${describe(join)} compares a key with a constant (Spark folds a key column that " +
+          "holds one value into the condition), so the key of each input is not known")
       case other => Left(s"${describe(join)} has the condition ${other.sql}, which is not an " +
         "equality between an expression of each side")
     }

@@ -1,0 +1,30 @@
+"""A SparkSession with the extension loaded: for tests, benchmarks and notebooks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from dbt_multijoin import EXTENSION_CLASS
+
+
+def extension_confs() -> dict[str, str]:
+    """The two static confs that load the extension; they must be set before the session starts."""
+    from dbt_multijoin.jar import ensure_jar
+
+    return {"spark.jars": str(ensure_jar()), "spark.sql.extensions": EXTENSION_CLASS}
+
+
+def build_session(
+    master: str = "local[2]",
+    app_name: str = "dbt-multijoin",
+    conf: Mapping[str, str] | None = None,
+    with_extension: bool = True,
+):
+    """Start (or return the running) SparkSession with `conf` and, by default, the extension."""
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.master(master).appName(app_name)
+    settings = {"spark.ui.enabled": "false", **(extension_confs() if with_extension else {}), **(conf or {})}
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()

@@ -1,0 +1,125 @@
+"""Every reason the hint can fall back for: the query still returns Spark's own rows, a WARN in the
+extension's log names the join and the reason, and failOnFallback turns it into an error."""
+
+from __future__ import annotations
+
+import pytest
+from pyspark.errors import AnalysisException
+
+from spark_plans import uses_multijoin
+from test_operator_differential import multiset
+
+
+@pytest.fixture
+def inputs(spark):
+    for i in (1, 2, 3):
+        spark.createDataFrame(
+            [(None, i, 0, 0.5)] + [(k, k * 10 + i, k % 2, float(k)) for k in range(i, 6)],
+            f"k INT, v{i} INT, g{i} INT, d{i} DOUBLE",
+        ).createOrReplaceTempView(f"t{i}")
+    spark.createDataFrame([(1, 5), (2**53 + 1, 6)], "k BIGINT, w INT").createOrReplaceTempView("big")
+    spark.createDataFrame([(1.0, 7), (float(2**53), 8)], "k DOUBLE, x INT").createOrReplaceTempView("dbl")
+    spark.range(3).selectExpr("7 AS k", "id AS c").createOrReplaceTempView("constant_key")
+
+
+FALLBACKS = {
+    "keyed_on_first_input": (
+        "SELECT {hint} * FROM t1 FULL JOIN t2 ON t1.k = t2.k FULL JOIN t3 ON t1.k = t3.k",
+        "joins on t1.k, which is not the coalesce of the keys of the inputs joined below it",
+    ),
+    "coalesce_over_other_expressions": (
+        "SELECT {hint} * FROM t1 FULL JOIN t2 ON t1.k = t2.k FULL JOIN t3 ON coalesce(t1.k, 0) = t3.k",
+        "which is not the coalesce of the keys",
+    ),
+    "non_equi_condition": (
+        "SELECT {hint} * FROM t1 FULL JOIN t2 ON t1.k < t2.k",
+        "has the condition (t1.k < t2.k), which is not an equality",
+    ),
+    "extra_condition": (
+        "SELECT {hint} * FROM t1 FULL JOIN t2 ON t1.k = t2.k AND t1.v1 > 12",
+        "has the condition (t1.v1 > 12), which is not an equality",
+    ),
+    "key_arity_changes": (
+        "SELECT {hint} * FROM t1 FULL JOIN t2 ON t1.k = t2.k AND t1.g1 = t2.g2 "
+        "FULL JOIN t3 ON coalesce(t1.k, t2.k) = t3.k",
+        "joins on 1 key column(s), the joins below it on 2",
+    ),
+    "key_component_repeated": (
+        "SELECT {hint} * FROM t1 FULL JOIN t2 ON t1.k = t2.k AND t1.g1 = t2.g2 "
+        "FULL JOIN t3 ON coalesce(t1.k, t2.k) = t3.k AND coalesce(t1.k, t2.k) = t3.g3",
+        "uses a key column of the joins below it twice",
+    ),
+    "left_join_chain": (
+        "SELECT {hint} * FROM t1 LEFT JOIN t2 ON t1.k = t2.k LEFT JOIN t3 ON t1.k = t3.k",
+        "is LEFT OUTER, not FULL OUTER",
+    ),
+    "where_clause_turns_full_into_left": (
+        "SELECT {hint} * FROM t1 FULL JOIN t2 ON t1.k = t2.k FULL JOIN t3 ON coalesce(t1.k, t2.k) = t3.k "
+        "WHERE t1.v1 > 12",
+        "is LEFT OUTER, not FULL OUTER",
+    ),
+    "filter_between_levels": (
+        "SELECT {hint} coalesce(j.k, t3.k) AS k, j.v1, j.v2, t3.v3 FROM "
+        "(SELECT coalesce(t1.k, t2.k) AS k, t1.v1, t2.v2 FROM t1 FULL JOIN t2 ON t1.k = t2.k "
+        " WHERE t1.v1 IS NULL OR t2.v2 IS NULL) j FULL JOIN t3 ON j.k = t3.k",
+        "a filter",
+    ),
+    "projection_not_null_when_missing": (
+        "SELECT {hint} coalesce(j.k, t3.k) AS k, j.v, t3.v3 FROM "
+        "(SELECT coalesce(t1.k, t2.k) AS k, coalesce(t1.v1, -1) AS v FROM t1 FULL JOIN t2 ON t1.k = t2.k) j "
+        "FULL JOIN t3 ON j.k = t3.k",
+        "is not null for a row that is missing from its side",
+    ),
+    "projection_not_deterministic": (
+        "SELECT {hint} coalesce(j.k, t3.k) AS k, t3.v3 FROM "
+        "(SELECT coalesce(t1.k, t2.k) + CAST(rand() * 0 AS INT) AS k FROM t1 FULL JOIN t2 ON t1.k = t2.k) j "
+        "FULL JOIN t3 ON j.k = t3.k",
+        "between two joins is not deterministic",
+    ),
+    "inexact_cast_between_levels": (
+        # level 2 compares bigints, level 3 compares doubles: 2^53 + 1 and 2^53 meet only there.
+        "SELECT {hint} * FROM big FULL JOIN t1 ON big.k = t1.k FULL JOIN dbl ON coalesce(big.k, t1.k) = dbl.k",
+        "which is not the coalesce of the keys",
+    ),
+    "constant_key": (
+        "SELECT {hint} * FROM constant_key c FULL JOIN t1 ON c.k = t1.k",
+        "compares a key with a constant",
+    ),
+    "no_join_below_the_hint": (
+        "SELECT {hint} * FROM t1 UNION ALL SELECT * FROM t2",
+        "no join below the hint",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FALLBACKS))
+def test_fallback_warns_with_its_reason_and_returns_vanilla_rows(spark, inputs, extension_log, case):
+    sql, reason = FALLBACKS[case]
+    mark = extension_log.mark()
+    hinted = spark.sql(sql.format(hint="/*+ MULTI_JOIN */"))
+    assert not uses_multijoin(hinted)
+    assert multiset(hinted.collect()) == multiset(spark.sql(sql.format(hint="")).collect())
+    log = extension_log.since(mark)
+    assert "WARN CollapseMultiJoinChain: MULTI_JOIN hint not applied" in log, log
+    assert reason in log, log
+
+
+@pytest.mark.parametrize("case", ["keyed_on_first_input", "non_equi_condition", "left_join_chain"])
+def test_fail_on_fallback_turns_the_warning_into_an_error(spark, inputs, case):
+    sql, reason = FALLBACKS[case]
+    spark.conf.set("spark.multijoin.failOnFallback", "true")
+    with pytest.raises(AnalysisException) as error:
+        spark.sql(sql.format(hint="/*+ MULTI_JOIN */")).collect()
+    assert reason in str(error.value)
+    assert "spark.multijoin.failOnFallback is true" in str(error.value)
+
+
+def test_python_udf_key_falls_back(spark, inputs, extension_log):
+    from pyspark.sql.functions import udf
+
+    spark.udf.register("plus_zero", udf(lambda k: k, "int"))
+    sql = "SELECT {hint} * FROM t1 FULL JOIN t2 ON plus_zero(t1.k) = t2.k"
+    mark = extension_log.mark()
+    hinted = spark.sql(sql.format(hint="/*+ MULTI_JOIN */"))
+    assert multiset(hinted.collect()) == multiset(spark.sql(sql.format(hint="")).collect())
+    assert "cannot be evaluated as a key" in extension_log.since(mark)
