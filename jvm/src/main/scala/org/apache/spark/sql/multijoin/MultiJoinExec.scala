@@ -63,6 +63,7 @@ case class MultiJoinExec(keys: Seq[Seq[Expression]], joinType: JoinType, childre
           inputs = inputs.toArray,
           inputSchemas = inputSchemas,
           keyProjections = boundKeys.map(key => UnsafeProjection.create(key)).toArray,
+          keyArity = keyTypes.size,
           keyOrdering = RowOrdering.createNaturalAscendingOrdering(keyTypes),
           resultProjection = UnsafeProjection.create(outputAttributes, outputAttributes),
           inMemoryThreshold = inMemoryThreshold,

@@ -22,6 +22,7 @@ private[multijoin] final class MultiJoinScanner(
     inputs: Array[Iterator[InternalRow]],
     inputSchemas: Seq[StructType],
     keyProjections: Array[UnsafeProjection],
+    keyArity: Int,
     keyOrdering: BaseOrdering,
     resultProjection: UnsafeProjection,
     inMemoryThreshold: Int,
@@ -33,10 +34,18 @@ private[multijoin] final class MultiJoinScanner(
   private[this] val n = inputs.length
   private[this] val fieldsPerInput = inputSchemas.map(_.length).toArray
 
-  // The head of each input: its next unconsumed row (an owned copy) and that row's key;
-  // null once the input is exhausted.
+  // The head of each input: its next unconsumed row and that row's key; null once the input is
+  // exhausted. The child reuses its row object, so the head is copied, into one of two slots per
+  // input that take turns: the other slot still holds the previous head, which may be the row
+  // of the group being emitted. The key lives in the input's own projection buffer, valid until
+  // the input's next fetch.
   private[this] val headRow = new Array[UnsafeRow](n)
   private[this] val headKey = new Array[UnsafeRow](n)
+  private[this] val slots: Array[Array[UnsafeRow]] = fieldsPerInput.map { fields =>
+    Array.fill(2)(emptyRow(fields))
+  }
+  // The key of the current group: fetching overwrites the inputs' key buffers, so it is copied.
+  private[this] val groupKey = emptyRow(keyArity)
 
   // The current group. `joined` holds the row to emit; `buffered` lists the inputs whose group
   // has several rows, iterated as an odometer (the last one fastest).
@@ -85,12 +94,20 @@ private[multijoin] final class MultiJoinScanner(
         case other => toUnsafe(i)(other)
       }
       inputRows(i) += 1
-      headRow(i) = row.copy()
-      headKey(i) = keyProjections(i)(row).copy()
+      val slot = if (headRow(i) eq slots(i)(0)) slots(i)(1) else slots(i)(0)
+      slot.copyFrom(row)
+      headRow(i) = slot
+      headKey(i) = keyProjections(i)(slot)
     } else {
       headRow(i) = null
       headKey(i) = null
     }
+  }
+
+  private def emptyRow(fields: Int): UnsafeRow = {
+    val row = new UnsafeRow(fields)
+    row.pointTo(new Array[Byte](64), 64)
+    row
   }
 
   private def hasNullKey(i: Int): Boolean = headKey(i).anyNull()
@@ -122,6 +139,8 @@ private[multijoin] final class MultiJoinScanner(
       i += 1
     }
     if (smallest == null) return false
+    groupKey.copyFrom(smallest)
+    smallest = groupKey
 
     i = 0
     while (i < n) {
