@@ -69,6 +69,10 @@ def _reset_confs(request):
             "spark.multijoin.failOnFallback",
             "spark.multijoin.buffer.inMemoryThreshold",
             "spark.multijoin.buffer.spillThreshold",
+            "spark.multijoin.bloomFilter.enabled",
+            "spark.multijoin.bloomFilter.minSizeRatio",
+            "spark.multijoin.bloomFilter.fpp",
+            "spark.multijoin.bloomFilter.maxNumBits",
             "spark.sql.adaptive.enabled",
         ):
             session.conf.unset(key)

@@ -49,14 +49,9 @@ FALLBACKS = {
         "FULL JOIN t3 ON coalesce(t1.k, t2.k) = t3.k AND coalesce(t1.k, t2.k) = t3.g3",
         "uses a key column of the joins below it twice",
     ),
-    "left_join_chain": (
-        "SELECT {hint} * FROM t1 LEFT JOIN t2 ON t1.k = t2.k LEFT JOIN t3 ON t1.k = t3.k",
-        "is LEFT OUTER, not FULL OUTER",
-    ),
-    "where_clause_turns_full_into_left": (
-        "SELECT {hint} * FROM t1 FULL JOIN t2 ON t1.k = t2.k FULL JOIN t3 ON coalesce(t1.k, t2.k) = t3.k "
-        "WHERE t1.v1 > 12",
-        "is LEFT OUTER, not FULL OUTER",
+    "right_join_chain": (
+        "SELECT {hint} * FROM t1 RIGHT JOIN t2 ON t1.k = t2.k RIGHT JOIN t3 ON t2.k = t3.k",
+        "is RIGHT OUTER; MULTI_JOIN collapses chains of FULL OUTER, LEFT OUTER",
     ),
     "filter_between_levels": (
         "SELECT {hint} coalesce(j.k, t3.k) AS k, j.v1, j.v2, t3.v3 FROM "
@@ -104,7 +99,7 @@ def test_fallback_warns_with_its_reason_and_returns_vanilla_rows(spark, inputs, 
     assert reason in log, log
 
 
-@pytest.mark.parametrize("case", ["keyed_on_first_input", "non_equi_condition", "left_join_chain"])
+@pytest.mark.parametrize("case", ["keyed_on_first_input", "non_equi_condition", "right_join_chain"])
 def test_fail_on_fallback_turns_the_warning_into_an_error(spark, inputs, case):
     sql, reason = FALLBACKS[case]
     spark.conf.set("spark.multijoin.failOnFallback", "true")
@@ -112,6 +107,16 @@ def test_fail_on_fallback_turns_the_warning_into_an_error(spark, inputs, case):
         spark.sql(sql.format(hint="/*+ MULTI_JOIN */")).collect()
     assert reason in str(error.value)
     assert "spark.multijoin.failOnFallback is true" in str(error.value)
+
+
+def test_where_clause_that_rejects_nulls_collapses_as_a_left_chain(spark, inputs):
+    """Spark turns the FULL chain into a LEFT one (t1's rows are required); joined on
+    coalesce(t1.k, t2.k), which equals t1.k in a LEFT chain, it collapses as LEFT."""
+    sql = ("SELECT {hint} * FROM t1 FULL JOIN t2 ON t1.k = t2.k FULL JOIN t3 ON coalesce(t1.k, t2.k) = t3.k "
+           "WHERE t1.v1 > 12")
+    hinted = spark.sql(sql.format(hint="/*+ MULTI_JOIN */"))
+    assert "MultiJoin LeftOuter" in hinted._jdf.queryExecution().optimizedPlan().toString()
+    assert multiset(hinted.collect()) == multiset(spark.sql(sql.format(hint="")).collect())
 
 
 def test_python_udf_key_falls_back(spark, inputs, extension_log):

@@ -4,7 +4,7 @@ import org.apache.spark.internal.Logging
 import org.apache.spark.sql.AnalysisException
 import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeSet, Cast, Coalesce, EqualTo, ExprId, Expression, ExpressionSet, KnownFloatingPointNormalized, NamedExpression, NullIntolerant, SubqueryExpression, Unevaluable}
 import org.apache.spark.sql.catalyst.optimizer.{CollapseProject, NormalizeFloatingNumbers, NormalizeNaNAndZero}
-import org.apache.spark.sql.catalyst.plans.FullOuter
+import org.apache.spark.sql.catalyst.plans.{FullOuter, Inner, LeftOuter}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan, Project, UnaryNode}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.internal.SQLConf
@@ -64,16 +64,17 @@ private[multijoin] object JoinChain {
   type Reason = String
 
   /** A side of a join in the chain: a single input whose key is not known yet, or a chain. */
-  private sealed trait Side
+  private[multijoin] sealed trait Side
   private case class Input(plan: LogicalPlan) extends Side
   /**
    * @param keys    per input, its key components (casts and normalisation stripped)
    * @param aliases expressions defined by projections between levels, over the inputs' columns
    */
-  private case class Chain(
+  private[multijoin] case class Chain(
       inputs: Seq[LogicalPlan],
       keys: Seq[Seq[Expression]],
       aliases: Map[ExprId, Expression]) extends Side {
+    require(inputs.size == keys.size)
     def arity: Int = keys.head.size
     /** The set of key expressions of one component across the chain's inputs. */
     def component(c: Int): ExpressionSet = ExpressionSet(keys.flatMap(k => coalesceOperands(k(c))))
@@ -87,15 +88,22 @@ private[multijoin] object JoinChain {
   }
 
   private def collapseRoot(root: Join): Either[Reason, LogicalPlan] = {
-    if (root.joinType != FullOuter) {
-      return Left(s"${describe(root)} is ${root.joinType.sql}, not FULL OUTER (a WHERE clause " +
-        "that rejects nulls makes Spark turn a FULL join into a LEFT, RIGHT or INNER one)")
+    val recognised = root.joinType match {
+      case FullOuter => joinChain(root)
+      case LeftOuter => DrivenChains.leftChain(root)
+      case Inner => DrivenChains.innerChain(root)
+      case other => Left(s"${describe(root)} is ${other.sql}; MULTI_JOIN collapses chains of " +
+        "FULL OUTER, LEFT OUTER (all on the first input's key) or INNER joins")
     }
     for {
-      chain <- joinChain(root)
+      chain <- recognised
       keys <- unifiedKeys(chain)
     } yield {
-      val multiJoin = MultiJoin(chain.inputs, keys, FullOuter)
+      val inputs = root.joinType match {
+        case FullOuter => chain.inputs
+        case _ => RuntimeBloomFilter.prune(chain.inputs, keys)
+      }
+      val multiJoin = MultiJoin(inputs, keys, root.joinType)
       // Keep the root's output attributes (same ids) so the operators above are untouched.
       val projectList = root.output.map { attribute =>
         chain.aliases.get(attribute.exprId) match {
@@ -172,7 +180,7 @@ private[multijoin] object JoinChain {
   }
 
   /** The join condition as (left expression, right expression) pairs, one per key component. */
-  private def equalityPairs(join: Join): Either[Reason, Seq[(Expression, Expression)]] = {
+  private[multijoin] def equalityPairs(join: Join): Either[Reason, Seq[(Expression, Expression)]] = {
     val conjuncts = join.condition.toSeq.flatMap(splitConjuncts)
     if (conjuncts.isEmpty) return Left(s"${describe(join)} has no join condition")
     val (leftSet, rightSet) = (join.left.outputSet, join.right.outputSet)
@@ -192,7 +200,7 @@ private[multijoin] object JoinChain {
     }
   }
 
-  private def splitConjuncts(condition: Expression): Seq[Expression] = condition match {
+  private[multijoin] def splitConjuncts(condition: Expression): Seq[Expression] = condition match {
     case And(a, b) => splitConjuncts(a) ++ splitConjuncts(b)
     case other => Seq(other)
   }
@@ -239,20 +247,20 @@ private[multijoin] object JoinChain {
     (0 until chain.arity).map(c => s"coalesce(${chain.keys.map(_(c).sql).mkString(", ")})")
       .mkString(", ")
 
-  private def isUnevaluable(e: Expression): Boolean = e match {
+  private[multijoin] def isUnevaluable(e: Expression): Boolean = e match {
     case _: Attribute => false // bound to a column at execution, though Unevaluable in itself
     case _: SubqueryExpression => true
     case _: Unevaluable => true
     case _ => false
   }
 
-  private def substitute(e: Expression, aliases: Map[ExprId, Expression]): Expression =
+  private[multijoin] def substitute(e: Expression, aliases: Map[ExprId, Expression]): Expression =
     if (aliases.isEmpty) e else e.transformUp {
       case a: Attribute if aliases.contains(a.exprId) => aliases(a.exprId)
     }
 
   /** Removes what does not change key equality: aliases, normalisation, exact widening casts. */
-  private def strip(e: Expression): Expression = e match {
+  private[multijoin] def strip(e: Expression): Expression = e match {
     case Alias(child, _) => strip(child)
     case KnownFloatingPointNormalized(child) => strip(child)
     case NormalizeNaNAndZero(child) => strip(child)
@@ -265,7 +273,7 @@ private[multijoin] object JoinChain {
     case other => other
   }
 
-  private def coalesceOperands(e: Expression): Seq[Expression] = e match {
+  private[multijoin] def coalesceOperands(e: Expression): Seq[Expression] = e match {
     case Coalesce(children) => children
     case other => Seq(other)
   }
@@ -290,6 +298,6 @@ private[multijoin] object JoinChain {
     }))
   }
 
-  private def describe(join: Join): String =
+  private[multijoin] def describe(join: Join): String =
     s"the join ON ${join.condition.map(_.sql).getOrElse("(nothing)")}"
 }

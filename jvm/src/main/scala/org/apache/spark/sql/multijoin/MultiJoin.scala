@@ -1,15 +1,17 @@
 package org.apache.spark.sql.multijoin
 
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
-import org.apache.spark.sql.catalyst.plans.{FullOuter, JoinType}
+import org.apache.spark.sql.catalyst.plans.{FullOuter, Inner, JoinType, LeftOuter}
 import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, Statistics}
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.SparkStrategy
 
 /**
- * N inputs joined at once on one shared key, with the nested-coalesce semantics of DESIGN.md
- * section 2: for each non-null key, the product over the inputs of their matching rows (or one
- * null row where an input has none); every row whose key has a null component once, null-padded.
+ * N inputs joined at once on one shared key, with the semantics of DESIGN.md section 2.
+ * FULL (nested coalesce): for each non-null key, the product over the inputs of their matching
+ * rows (or one null row where an input has none); every row whose key has a null component once,
+ * null-padded. LEFT: the same, restricted to the keys and null-key rows of the first input.
+ * INNER: the keys present in every input.
  *
  * @param keys one key per input, each of the same arity and the same data types (the chain's
  *             implicit casts are already applied), each over its own input only. A nested Seq
@@ -20,11 +22,7 @@ case class MultiJoin(children: Seq[LogicalPlan], keys: Seq[Seq[Expression]], joi
 
   require(children.size >= 2 && children.size == keys.size, "one key per input, two inputs at least")
 
-  // A row missing from an input shows that input's columns as null, whatever the input declared.
-  override def output: Seq[Attribute] = joinType match {
-    case FullOuter => children.flatMap(_.output).map(_.withNullability(true))
-    case other => throw new IllegalStateException(s"MultiJoin does not support $other yet")
-  }
+  override def output: Seq[Attribute] = MultiJoin.output(joinType, children.map(_.output))
 
   override def maxRows: Option[Long] = None
 
@@ -38,6 +36,20 @@ case class MultiJoin(children: Seq[LogicalPlan], keys: Seq[Seq[Expression]], joi
 
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[LogicalPlan]): MultiJoin =
     copy(children = newChildren)
+}
+
+object MultiJoin {
+  /**
+   * The inputs' columns side by side. An input that may be missing from a row (every input of a
+   * FULL join, all but the driver of a LEFT one) shows its columns as nullable, whatever it
+   * declared: consumers must check for null.
+   */
+  def output(joinType: JoinType, inputs: Seq[Seq[Attribute]]): Seq[Attribute] = joinType match {
+    case FullOuter => inputs.flatten.map(_.withNullability(true))
+    case LeftOuter => inputs.head ++ inputs.tail.flatten.map(_.withNullability(true))
+    case Inner => inputs.flatten
+    case other => throw new IllegalStateException(s"MultiJoin does not support $other")
+  }
 }
 
 /** Plans [[MultiJoin]]; EnsureRequirements then adds one shuffle and one sort per input. */

@@ -39,6 +39,41 @@ object MultiJoinConf {
     .checkValue(_ > 0, "must be positive")
     .createWithDefault(Int.MaxValue)
 
+  val BLOOM_FILTER_ENABLED = SQLConf.buildConf("spark.multijoin.bloomFilter.enabled")
+    .doc("For LEFT and INNER multi-joins, build one bloom filter from the driver's keys and " +
+      "filter every other input with it before its shuffle.")
+    .version("0.1.0")
+    .booleanConf
+    .createWithDefault(true)
+
+  val BLOOM_FILTER_MIN_SIZE_RATIO = SQLConf.buildConf("spark.multijoin.bloomFilter.minSizeRatio")
+    .doc("An input is filtered only if its estimated size is at least this many times the " +
+      "driver's: below that the filter costs more than the shuffle it saves.")
+    .version("0.1.0")
+    .doubleConf
+    .checkValue(_ >= 0, "must not be negative")
+    .createWithDefault(4.0)
+
+  val BLOOM_FILTER_FPP = SQLConf.buildConf("spark.multijoin.bloomFilter.fpp")
+    .doc("False positive rate the bloom filter is sized for, from the driver's row count.")
+    .version("0.1.0")
+    .doubleConf
+    .checkValue(p => p > 0 && p < 1, "must be between 0 and 1")
+    .createWithDefault(0.03)
+
+  val BLOOM_FILTER_MAX_BITS = SQLConf.buildConf("spark.multijoin.bloomFilter.maxNumBits")
+    .doc("The largest bloom filter built, in bits (it is broadcast to every task). A driver " +
+      "that needs more is too large for the filter to pay: none is built.")
+    .version("0.1.0")
+    .longConf
+    .checkValue(_ > 0, "must be positive")
+    .createWithDefault(64L * 1024 * 1024)
+
+  def bloomFilterEnabled: Boolean = SQLConf.get.getConf(BLOOM_FILTER_ENABLED)
+  def bloomFilterMinSizeRatio: Double = SQLConf.get.getConf(BLOOM_FILTER_MIN_SIZE_RATIO)
+  def bloomFilterFpp: Double = SQLConf.get.getConf(BLOOM_FILTER_FPP)
+  def bloomFilterMaxBits: Long = SQLConf.get.getConf(BLOOM_FILTER_MAX_BITS)
+
   def enabled: Boolean = SQLConf.get.getConf(ENABLED)
   def failOnFallback: Boolean = SQLConf.get.getConf(FAIL_ON_FALLBACK)
 }

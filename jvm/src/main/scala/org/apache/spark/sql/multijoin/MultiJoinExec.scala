@@ -17,21 +17,25 @@ import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 case class MultiJoinExec(keys: Seq[Seq[Expression]], joinType: JoinType, children: Seq[SparkPlan])
   extends SparkPlan {
 
-  override def output: Seq[Attribute] = joinType match {
-    case FullOuter => children.flatMap(_.output).map(_.withNullability(true))
-    case other => throw new IllegalStateException(s"MultiJoinExec does not support $other yet")
-  }
+  override def output: Seq[Attribute] = MultiJoin.output(joinType, children.map(_.output))
 
   override def requiredChildDistribution: Seq[Distribution] = keys.map(ClusteredDistribution(_))
 
   override def requiredChildOrdering: Seq[Seq[SortOrder]] = keys.map(_.map(SortOrder(_, Ascending)))
 
-  // The output is clustered and sorted on coalesce(keys), which Spark cannot express; claiming
-  // any input's partitioning would be wrong for rows missing from that input.
-  override def outputPartitioning: Partitioning =
-    UnknownPartitioning(children.head.outputPartitioning.numPartitions)
+  // FULL: the output is clustered and sorted on coalesce(keys), which Spark cannot express;
+  // claiming any input's partitioning would be wrong for rows missing from that input.
+  // LEFT and INNER: every output row carries its driver row, so the driver's hash partitioning
+  // and order hold (as SortMergeJoinExec reports its streamed side's).
+  override def outputPartitioning: Partitioning = joinType match {
+    case FullOuter => UnknownPartitioning(children.head.outputPartitioning.numPartitions)
+    case _ => children.head.outputPartitioning
+  }
 
-  override def outputOrdering: Seq[SortOrder] = Nil
+  override def outputOrdering: Seq[SortOrder] = joinType match {
+    case FullOuter => Nil
+    case _ => children.head.outputOrdering
+  }
 
   override lazy val metrics: Map[String, SQLMetric] = Map(
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
@@ -60,6 +64,7 @@ case class MultiJoinExec(keys: Seq[Seq[Expression]], joinType: JoinType, childre
       children.map(_.execute()),
       (context, inputs) => {
         val scanner = new MultiJoinScanner(
+          joinType = joinType,
           inputs = inputs.toArray,
           inputSchemas = inputSchemas,
           keyProjections = boundKeys.map(key => UnsafeProjection.create(key)).toArray,

@@ -2,23 +2,29 @@ package org.apache.spark.sql.multijoin
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{BaseOrdering, GenericInternalRow, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.plans.{FullOuter, Inner, JoinType, LeftOuter}
 import org.apache.spark.sql.execution.ExternalAppendOnlyUnsafeRowArray
 import org.apache.spark.sql.execution.metric.SQLMetric
 import org.apache.spark.sql.types.StructType
 
 /**
- * Merges N iterators, each sorted ascending on its key, into the rows of the FULL multi-join.
+ * Merges N iterators, each sorted ascending on its key, into the rows of the multi-join.
  *
- * Each step takes the smallest key among the inputs' heads and collects, from every input whose
- * head has that key, its group of rows with that key. The output for the key is the product of
- * the groups, an all-null row standing in for each input without the key. A row whose key has a
- * null component matches nothing: it is emitted alone as soon as it reaches the head.
+ * Each step picks a key and collects, from every input whose head has that key, its group of
+ * rows with that key. The output for the key is the product of the groups, an all-null row
+ * standing in for each input without the key. Which key comes next depends on the join type:
+ *  - FULL: the smallest key among the heads; a row whose key has a null component matches
+ *    nothing and is emitted alone as soon as it reaches the head;
+ *  - LEFT: the driver's (first input's) next key; the other inputs skip to it; the driver's
+ *    null-key rows are emitted alone, the others' dropped;
+ *  - INNER: the largest key among the heads, until every input has it (leapfrog).
  *
  * A group of one row (unique keys, the common case) is held as that row: no buffer. A larger
  * group goes into an ExternalAppendOnlyUnsafeRowArray, which spills to disk under memory
  * pressure, so a key with more matches than memory completes.
  */
 private[multijoin] final class MultiJoinScanner(
+    joinType: JoinType,
     inputs: Array[Iterator[InternalRow]],
     inputSchemas: Seq[StructType],
     keyProjections: Array[UnsafeProjection],
@@ -115,21 +121,32 @@ private[multijoin] final class MultiJoinScanner(
   private def sameKey(i: Int, key: UnsafeRow): Boolean =
     headRow(i) != null && !hasNullKey(i) && keyOrdering.compare(headKey(i), key) == 0
 
-  /** Moves to the next key (or null-key row); false once every input is exhausted. */
+  /** Moves to the next key (or null-key row); false once there is none. */
   private def nextGroup(): Boolean = {
     bufferedCount = 0
+    val found = joinType match {
+      case FullOuter => nextFullGroup()
+      case LeftOuter => nextLeftGroup()
+      case Inner => nextInnerGroup()
+      case other => throw new IllegalStateException(s"MultiJoinScanner does not support $other")
+    }
+    // The first combination: every buffered input at its first row.
+    if (found) {
+      var b = 0
+      while (b < bufferedCount) { restart(buffered(b)); b += 1 }
+    }
+    found
+  }
+
+  private def nextFullGroup(): Boolean = {
     var i = 0
     while (i < n) {
       if (headRow(i) != null && hasNullKey(i)) {
-        var j = 0
-        while (j < n) { joined.rows(j) = nullRows(j); j += 1 }
-        joined.rows(i) = headRow(i)
-        fetch(i)
+        emitAlone(i)
         return true
       }
       i += 1
     }
-
     var smallest: UnsafeRow = null
     i = 0
     while (i < n) {
@@ -140,18 +157,72 @@ private[multijoin] final class MultiJoinScanner(
     }
     if (smallest == null) return false
     groupKey.copyFrom(smallest)
-    smallest = groupKey
-
     i = 0
     while (i < n) {
-      if (sameKey(i, smallest)) takeGroup(i, smallest) else joined.rows(i) = nullRows(i)
+      if (sameKey(i, groupKey)) takeGroup(i, groupKey) else joined.rows(i) = nullRows(i)
       i += 1
     }
-    // The first combination: every buffered input at its first row.
-    var b = 0
-    while (b < bufferedCount) { restart(buffered(b)); b += 1 }
     true
   }
+
+  private def nextLeftGroup(): Boolean = {
+    if (headRow(0) == null) return false
+    if (hasNullKey(0)) {
+      emitAlone(0)
+      return true
+    }
+    groupKey.copyFrom(headKey(0))
+    takeGroup(0, groupKey)
+    var i = 1
+    while (i < n) {
+      skipBelow(i, groupKey)
+      if (sameKey(i, groupKey)) takeGroup(i, groupKey) else joined.rows(i) = nullRows(i)
+      i += 1
+    }
+    true
+  }
+
+  private def nextInnerGroup(): Boolean = {
+    while (true) {
+      var largest: UnsafeRow = null
+      var i = 0
+      while (i < n) {
+        while (headRow(i) != null && hasNullKey(i)) fetch(i)
+        if (headRow(i) == null) return false
+        if (largest == null || keyOrdering.compare(headKey(i), largest) > 0) largest = headKey(i)
+        i += 1
+      }
+      groupKey.copyFrom(largest)
+      var everyInputHasIt = true
+      i = 0
+      while (i < n) {
+        skipBelow(i, groupKey)
+        if (headRow(i) == null) return false
+        everyInputHasIt &&= sameKey(i, groupKey)
+        i += 1
+      }
+      if (everyInputHasIt) {
+        i = 0
+        while (i < n) { takeGroup(i, groupKey); i += 1 }
+        return true
+      }
+    }
+    false
+  }
+
+  /** A row whose key has a null component: alone, with every other input null. */
+  private def emitAlone(i: Int): Unit = {
+    var j = 0
+    while (j < n) { joined.rows(j) = nullRows(j); j += 1 }
+    joined.rows(i) = headRow(i)
+    fetch(i)
+  }
+
+  /** Drops input i's rows that cannot match `key` or anything after it. */
+  private def skipBelow(i: Int, key: UnsafeRow): Unit =
+    while (headRow(i) != null && (hasNullKey(i) || keyOrdering.compare(headKey(i), key) < 0)) {
+      fetch(i)
+    }
 
   /** Consumes input i's rows with `key`: one row stays as it is, more go into its buffer. */
   private def takeGroup(i: Int, key: UnsafeRow): Unit = {

@@ -1,0 +1,66 @@
+package org.apache.spark.sql.multijoin
+
+import org.apache.spark.internal.Logging
+import org.apache.spark.sql.catalyst.expressions.{Alias, BloomFilterMightContain, Expression, Literal, ScalarSubquery, XxHash64}
+import org.apache.spark.sql.catalyst.expressions.aggregate.BloomFilterAggregate
+import org.apache.spark.sql.catalyst.optimizer.ColumnPruning
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Filter, LogicalPlan}
+import org.apache.spark.sql.internal.SQLConf
+
+/**
+ * For LEFT and INNER multi-joins: one bloom filter built once from the driver's keys (composite
+ * keys hashed into one XxHash64 value) filters every other input before its shuffle. A row it
+ * removes has a key the driver does not have, so it could never be part of the result: false
+ * positives only let through rows the join then drops, and never change a result.
+ *
+ * Spark's own runtime filter does not fire here: it only knows binary Join nodes, never prunes
+ * from a LEFT join's driver side, and needs a selective filter over a small scan.
+ */
+private[multijoin] object RuntimeBloomFilter extends Logging {
+
+  /** The inputs, each but the driver (the first) wrapped in the filter when it pays. */
+  def prune(inputs: Seq[LogicalPlan], keys: Seq[Seq[Expression]]): Seq[LogicalPlan] = {
+    if (!MultiJoinConf.bloomFilterEnabled) {
+      logInfo(s"Bloom filter not built: ${MultiJoinConf.BLOOM_FILTER_ENABLED.key} is false")
+      return inputs
+    }
+    val driver = inputs.head
+    val driverSize = driver.stats.sizeInBytes.max(1)
+    if (driverSize >= SQLConf.get.defaultSizeInBytes) {
+      logInfo("Bloom filter not built: the driver's size is unknown to Spark, so the filter " +
+        "cannot be sized (read it from files or tables, or ANALYZE it)")
+      return inputs
+    }
+    // Without table statistics there is no row count: size / 8 bytes overestimates it, and
+    // a filter sized for more rows than there are only costs bits, not accuracy.
+    val expectedRows = driver.stats.rowCount.map(_.toLong).getOrElse((driverSize / 8).toLong).max(1L)
+    val fpp = MultiJoinConf.bloomFilterFpp
+    val bits = math.ceil(-expectedRows * math.log(fpp) / (math.log(2) * math.log(2))).toLong.max(64L)
+    if (bits > MultiJoinConf.bloomFilterMaxBits) {
+      logInfo(s"Bloom filter not built: the driver's ~$expectedRows rows need $bits bits for a " +
+        s"false positive rate of $fpp, more than ${MultiJoinConf.BLOOM_FILTER_MAX_BITS.key}=" +
+        s"${MultiJoinConf.bloomFilterMaxBits}")
+      return inputs
+    }
+    val minRatio = MultiJoinConf.bloomFilterMinSizeRatio
+    lazy val bloomFilter = {
+      val aggregate = new BloomFilterAggregate(
+        new XxHash64(keys.head), Literal(expectedRows), Literal(bits)).toAggregateExpression()
+      ScalarSubquery(ColumnPruning(Aggregate(Nil, Seq(Alias(aggregate, "multijoin_bloom_filter")()), driver)))
+    }
+    inputs.zip(keys).zipWithIndex.map {
+      case ((input, _), 0) => input
+      case ((input, key), i) =>
+        val ratio = input.stats.sizeInBytes.toDouble / driverSize.toDouble
+        if (ratio < minRatio) {
+          logInfo(f"Bloom filter not applied to input ${i + 1}: it is only $ratio%.1fx the " +
+            f"driver's size, less than ${MultiJoinConf.BLOOM_FILTER_MIN_SIZE_RATIO.key}=$minRatio")
+          input
+        } else {
+          logInfo(f"Bloom filter from the driver (~$expectedRows rows, $bits bits) prunes input " +
+            f"${i + 1} ($ratio%.1fx the driver's size) before its shuffle")
+          Filter(BloomFilterMightContain(bloomFilter, new XxHash64(key)), input)
+        }
+    }
+  }
+}

@@ -1,0 +1,202 @@
+"""LEFT and INNER multi-joins (driven by the first input) and the bloom filter that prunes every
+other input with the driver's keys: rows equal to vanilla Spark's, with and without the filter,
+also when the filter is made to give many false positives."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from spark_plans import node_names, uses_multijoin
+from test_operator_differential import KEY_POOLS, MIXABLE_TYPES, multiset, register_inputs
+
+EXAMPLES = int(os.environ.get("MULTIJOIN_DIFFERENTIAL_EXAMPLES", "150")) // 2
+JOIN_TYPES = ["LEFT", "INNER"]
+
+
+def driven_sql(n: int, arity: int, join_type: str, spelling: str, hint: bool) -> str:
+    """`t1 <join> t2 ON t1.k = t2.k <join> t3 ON t1.k = t3.k ...` or its USING spelling."""
+    keys = [f"k{c + 1}" for c in range(arity)]
+    hint_sql = "/*+ MULTI_JOIN */ " if hint else ""
+    if spelling == "using":
+        joins = " ".join(f"{join_type} JOIN t{i + 1} USING ({', '.join(keys)})" for i in range(1, n))
+        return f"SELECT {hint_sql}* FROM t1 {joins}"
+    joins = " ".join(
+        f"{join_type} JOIN t{i + 1} ON " + " AND ".join(f"t1.{k} = t{i + 1}.{k}" for k in keys)
+        for i in range(1, n)
+    )
+    select = [f"t1.{k}" for k in keys] + [f"t{i + 1}.v{i + 1}" for i in range(n)]
+    return f"SELECT {hint_sql}{', '.join(select)} FROM t1 {joins}"
+
+
+@st.composite
+def driven_scenarios(draw):
+    n = draw(st.integers(2, 6))
+    arity = draw(st.sampled_from([1, 1, 2]))
+    if draw(st.booleans()):
+        families = [draw(st.sampled_from(MIXABLE_TYPES)) for _ in range(arity)]
+        types = [[draw(st.sampled_from(f)) for f in families] for _ in range(n)]
+    else:
+        shared = [draw(st.sampled_from(list(KEY_POOLS))) for _ in range(arity)]
+        types = [list(shared) for _ in range(n)]
+    inputs = []
+    for i in range(n):
+        columns = [st.one_of(st.none(), st.sampled_from(KEY_POOLS[t])) for t in types[i]]
+        size = draw(st.sampled_from([0, 1, 4, 8]))
+        inputs.append(draw(st.lists(st.tuples(*columns, st.integers(-5, 5)), max_size=size)))
+    return {
+        "types": types,
+        "inputs": inputs,
+        "join_type": draw(st.sampled_from(JOIN_TYPES)),
+        "spelling": draw(st.sampled_from(["on", "using"])),
+        "adaptive": draw(st.booleans()),
+    }
+
+
+def assert_driven_matches_vanilla(spark, case, expect_bloom_filter: bool) -> None:
+    n, arity = len(case["inputs"]), len(case["types"][0])
+    hinted = spark.sql(driven_sql(n, arity, case["join_type"], case["spelling"], hint=True))
+    assert uses_multijoin(hinted)
+    optimized = hinted._jdf.queryExecution().optimizedPlan().toString()
+    assert ("might_contain" in optimized) == expect_bloom_filter, optimized
+    vanilla = spark.sql(driven_sql(n, arity, case["join_type"], case["spelling"], hint=False))
+    expected, actual = multiset(vanilla.collect()), multiset(hinted.collect())
+    assert actual == expected, f"\nmissing: {expected - actual}\nextra: {actual - expected}"
+
+
+@settings(max_examples=EXAMPLES, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(case=driven_scenarios())
+def test_left_and_inner_chains_return_the_vanilla_rows(spark, case):
+    """In-memory inputs: Spark does not know their size, so no bloom filter is built."""
+    spark.conf.set("spark.multijoin.failOnFallback", "true")
+    spark.conf.set("spark.sql.adaptive.enabled", str(case["adaptive"]).lower())
+    register_inputs(spark, case["types"], case["inputs"])
+    assert_driven_matches_vanilla(spark, case, expect_bloom_filter=False)
+
+
+@settings(max_examples=max(EXAMPLES // 3, 10), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(case=driven_scenarios(), fpp=st.sampled_from(["0.01", "0.5", "0.99"]))
+def test_bloom_filter_false_positives_never_change_a_result(spark, tmp_path_factory, case, fpp):
+    """Inputs read from parquet (sizes known), the filter forced on every input and sized for up
+    to 99% false positives: the rows stay exactly the vanilla ones."""
+    spark.conf.set("spark.multijoin.failOnFallback", "true")
+    spark.conf.set("spark.multijoin.bloomFilter.minSizeRatio", "0")
+    spark.conf.set("spark.multijoin.bloomFilter.fpp", fpp)
+    register_inputs(spark, case["types"], case["inputs"])
+    folder = tmp_path_factory.mktemp("bloom")
+    for i in range(len(case["inputs"])):
+        spark.table(f"t{i + 1}").write.parquet(str(folder / f"t{i + 1}"))
+        spark.read.parquet(str(folder / f"t{i + 1}")).createOrReplaceTempView(f"t{i + 1}")
+    assert_driven_matches_vanilla(spark, case, expect_bloom_filter=True)
+
+
+@pytest.fixture
+def parquet_inputs(spark, tmp_path):
+    """A small driver (5% of the keys) and three large feature inputs, as parquet."""
+    spark.range(0, 200).selectExpr("id * 20 AS k", "id AS d").write.parquet(str(tmp_path / "t1"))
+    for i in (2, 3, 4):
+        spark.range(0, 40_000).selectExpr("id % 4000 AS k", f"id AS v{i}").write.parquet(str(tmp_path / f"t{i}"))
+    for i in (1, 2, 3, 4):
+        spark.read.parquet(str(tmp_path / f"t{i}")).createOrReplaceTempView(f"t{i}")
+
+
+@pytest.mark.parametrize("join_type", JOIN_TYPES)
+def test_bloom_filter_prunes_every_other_input_before_its_shuffle(spark, parquet_inputs, join_type, extension_log):
+    spark.conf.set("spark.sql.adaptive.enabled", "false")
+    mark = extension_log.mark()
+    sql = ("SELECT {hint} t1.k, d, v2, v3, v4 FROM t1 {jt} JOIN t2 ON t1.k = t2.k "
+           "{jt} JOIN t3 ON t1.k = t3.k {jt} JOIN t4 ON t1.k = t4.k")
+    hinted = spark.sql(sql.format(hint="/*+ MULTI_JOIN */", jt=join_type))
+    explained = hinted._jdf.queryExecution().toString()
+    assert f"MultiJoin {'LeftOuter' if join_type == 'LEFT' else 'Inner'}, 4 inputs" in explained
+    assert explained.count("might_contain") >= 3, explained
+    rows = hinted.collect()
+    assert multiset(rows) == multiset(spark.sql(sql.format(hint="", jt=join_type)).collect())
+    names = node_names(hinted)
+    assert names.count("SortMergeJoin") == 0
+    # Each feature input's Filter with the bloom filter sits below its Exchange: rows it drops
+    # are never shuffled. The Exchange reports how many rows it wrote.
+    exchanges = [n for n in _exchanges(hinted) if "v2" in n.output().toString() or "v3" in n.output().toString()]
+    assert exchanges and all(_rows_written(e) < 40_000 for e in exchanges)
+    log = extension_log.since(mark)
+    assert "Bloom filter from the driver" in log and "prunes input 2" in log
+
+
+def _exchanges(df):
+    from spark_plans import executed_nodes
+
+    return [n for n in executed_nodes(df) if n.nodeName() == "Exchange"]
+
+
+def _rows_written(exchange) -> int:
+    return exchange.metrics().apply("shuffleRecordsWritten").value()
+
+
+def test_bloom_filter_skipped_when_the_driver_is_not_much_smaller(spark, parquet_inputs, extension_log):
+    spark.conf.set("spark.multijoin.bloomFilter.minSizeRatio", "1000000")
+    mark = extension_log.mark()
+    df = spark.sql("SELECT /*+ MULTI_JOIN */ * FROM t1 LEFT JOIN t2 USING (k) LEFT JOIN t3 USING (k)")
+    assert uses_multijoin(df) and "might_contain" not in df._jdf.queryExecution().optimizedPlan().toString()
+    assert "Bloom filter not applied to input 2: it is only" in extension_log.since(mark)
+
+
+def test_bloom_filter_skipped_when_it_would_exceed_its_size_bound(spark, parquet_inputs, extension_log):
+    spark.conf.set("spark.multijoin.bloomFilter.maxNumBits", "64")
+    mark = extension_log.mark()
+    df = spark.sql("SELECT /*+ MULTI_JOIN */ * FROM t1 LEFT JOIN t2 USING (k) LEFT JOIN t3 USING (k)")
+    assert uses_multijoin(df) and "might_contain" not in df._jdf.queryExecution().optimizedPlan().toString()
+    assert "spark.multijoin.bloomFilter.maxNumBits=64" in extension_log.since(mark)
+
+
+def test_bloom_filter_can_be_turned_off(spark, parquet_inputs, extension_log):
+    spark.conf.set("spark.multijoin.bloomFilter.enabled", "false")
+    df = spark.sql("SELECT /*+ MULTI_JOIN */ * FROM t1 INNER JOIN t2 USING (k) INNER JOIN t3 USING (k)")
+    assert uses_multijoin(df) and "might_contain" not in df._jdf.queryExecution().optimizedPlan().toString()
+
+
+def test_left_chain_output_keeps_the_driver_partitioning(spark, parquet_inputs):
+    """A LEFT multi-join is partitioned on the driver's key, so an aggregation on it needs no
+    new shuffle (as after Spark's own LEFT joins)."""
+    spark.conf.set("spark.sql.adaptive.enabled", "false")
+    df = spark.sql("SELECT k, count(*) FROM (SELECT /*+ MULTI_JOIN */ t1.k, v2 FROM t1 "
+                   "LEFT JOIN t2 ON t1.k = t2.k LEFT JOIN t3 ON t1.k = t3.k) GROUP BY k")
+    # One per input and none for the GROUP BY (the bloom filter's own lives in its subquery).
+    assert node_names(df).count("Exchange") == 3
+    assert df.count() == 200
+
+
+@pytest.fixture
+def small_inputs(spark):
+    for i in (1, 2, 3):
+        spark.createDataFrame([(k, k, k) for k in range(i, 6)], f"k INT, g{i} INT, v{i} INT").createOrReplaceTempView(f"t{i}")
+
+
+DRIVEN_FALLBACKS = {
+    "left_chain_keyed_on_another_input": (
+        "SELECT {hint} * FROM t1 LEFT JOIN t2 ON t1.k = t2.k LEFT JOIN t3 ON t2.k = t3.k",
+        "which is not the key of the first input",
+    ),
+    "inner_chain_without_a_shared_key": (
+        "SELECT {hint} * FROM t1 JOIN t2 ON t1.k = t2.k JOIN t3 ON t2.g2 = t3.g3",
+        "the inputs are not all joined on one shared key",
+    ),
+    "right_join": (
+        "SELECT {hint} * FROM t1 RIGHT JOIN t2 ON t1.k = t2.k",
+        "is RIGHT OUTER; MULTI_JOIN collapses chains of FULL OUTER, LEFT OUTER",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DRIVEN_FALLBACKS))
+def test_driven_fallbacks_warn_and_return_vanilla_rows(spark, small_inputs, extension_log, case):
+    sql, reason = DRIVEN_FALLBACKS[case]
+    mark = extension_log.mark()
+    hinted = spark.sql(sql.format(hint="/*+ MULTI_JOIN */"))
+    assert not uses_multijoin(hinted)
+    assert multiset(hinted.collect()) == multiset(spark.sql(sql.format(hint="")).collect())
+    assert reason in extension_log.since(mark)
