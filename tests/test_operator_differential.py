@@ -40,8 +40,8 @@ EXAMPLES = int(os.environ.get("MULTIJOIN_DIFFERENTIAL_EXAMPLES", "150"))
 
 
 @st.composite
-def scenarios(draw):
-    n = draw(st.integers(2, 8))
+def typed_inputs(draw, n: int):
+    """Key types per input and key column, and each input's rows: (key columns..., value)."""
     arity = draw(st.sampled_from([1, 1, 2]))
     if draw(st.booleans()):
         # Mixed: each input may have its own type per key column, within one family.
@@ -55,6 +55,12 @@ def scenarios(draw):
         key_columns = [st.one_of(st.none(), st.sampled_from(KEY_POOLS[t])) for t in types[i]]
         row = st.tuples(*key_columns, st.integers(-5, 5))
         inputs.append(draw(st.lists(row, min_size=0, max_size=draw(st.sampled_from([0, 1, 4, 8])))))
+    return types, inputs
+
+
+@st.composite
+def scenarios(draw):
+    types, inputs = draw(typed_inputs(n=draw(st.integers(2, 8))))
     return {
         "types": types,
         "inputs": inputs,

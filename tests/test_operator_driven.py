@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spark_plans import node_names, uses_multijoin
-from test_operator_differential import KEY_POOLS, MIXABLE_TYPES, multiset, register_inputs
+from test_operator_differential import multiset, register_inputs, typed_inputs
 
 EXAMPLES = int(os.environ.get("MULTIJOIN_DIFFERENTIAL_EXAMPLES", "150")) // 2
 JOIN_TYPES = ["LEFT", "INNER"]
@@ -34,19 +34,7 @@ def driven_sql(n: int, arity: int, join_type: str, spelling: str, hint: bool) ->
 
 @st.composite
 def driven_scenarios(draw):
-    n = draw(st.integers(2, 6))
-    arity = draw(st.sampled_from([1, 1, 2]))
-    if draw(st.booleans()):
-        families = [draw(st.sampled_from(MIXABLE_TYPES)) for _ in range(arity)]
-        types = [[draw(st.sampled_from(f)) for f in families] for _ in range(n)]
-    else:
-        shared = [draw(st.sampled_from(list(KEY_POOLS))) for _ in range(arity)]
-        types = [list(shared) for _ in range(n)]
-    inputs = []
-    for i in range(n):
-        columns = [st.one_of(st.none(), st.sampled_from(KEY_POOLS[t])) for t in types[i]]
-        size = draw(st.sampled_from([0, 1, 4, 8]))
-        inputs.append(draw(st.lists(st.tuples(*columns, st.integers(-5, 5)), max_size=size)))
+    types, inputs = draw(typed_inputs(n=draw(st.integers(2, 6))))
     return {
         "types": types,
         "inputs": inputs,
@@ -137,20 +125,17 @@ def _rows_written(exchange) -> int:
     return exchange.metrics().apply("shuffleRecordsWritten").value()
 
 
-def test_bloom_filter_skipped_when_the_driver_is_not_much_smaller(spark, parquet_inputs, extension_log):
-    spark.conf.set("spark.multijoin.bloomFilter.minSizeRatio", "1000000")
+@pytest.mark.parametrize("conf, value, reason", [
+    ("spark.multijoin.bloomFilter.minSizeRatio", "1000000", "Bloom filter not applied to input 2: it is only"),
+    ("spark.multijoin.bloomFilter.maxNumBits", "64", "spark.multijoin.bloomFilter.maxNumBits=64"),
+])
+def test_bloom_filter_skipped_with_its_reason(spark, parquet_inputs, extension_log, conf, value, reason):
+    """Not built when the driver is not much smaller than an input, or would exceed its bound."""
+    spark.conf.set(conf, value)
     mark = extension_log.mark()
     df = spark.sql("SELECT /*+ MULTI_JOIN */ * FROM t1 LEFT JOIN t2 USING (k) LEFT JOIN t3 USING (k)")
     assert uses_multijoin(df) and "might_contain" not in df._jdf.queryExecution().optimizedPlan().toString()
-    assert "Bloom filter not applied to input 2: it is only" in extension_log.since(mark)
-
-
-def test_bloom_filter_skipped_when_it_would_exceed_its_size_bound(spark, parquet_inputs, extension_log):
-    spark.conf.set("spark.multijoin.bloomFilter.maxNumBits", "64")
-    mark = extension_log.mark()
-    df = spark.sql("SELECT /*+ MULTI_JOIN */ * FROM t1 LEFT JOIN t2 USING (k) LEFT JOIN t3 USING (k)")
-    assert uses_multijoin(df) and "might_contain" not in df._jdf.queryExecution().optimizedPlan().toString()
-    assert "spark.multijoin.bloomFilter.maxNumBits=64" in extension_log.since(mark)
+    assert reason in extension_log.since(mark)
 
 
 def test_bloom_filter_can_be_turned_off(spark, parquet_inputs, extension_log):
@@ -168,35 +153,3 @@ def test_left_chain_output_keeps_the_driver_partitioning(spark, parquet_inputs):
     # One per input and none for the GROUP BY (the bloom filter's own lives in its subquery).
     assert node_names(df).count("Exchange") == 3
     assert df.count() == 200
-
-
-@pytest.fixture
-def small_inputs(spark):
-    for i in (1, 2, 3):
-        spark.createDataFrame([(k, k, k) for k in range(i, 6)], f"k INT, g{i} INT, v{i} INT").createOrReplaceTempView(f"t{i}")
-
-
-DRIVEN_FALLBACKS = {
-    "left_chain_keyed_on_another_input": (
-        "SELECT {hint} * FROM t1 LEFT JOIN t2 ON t1.k = t2.k LEFT JOIN t3 ON t2.k = t3.k",
-        "which is not the key of the first input",
-    ),
-    "inner_chain_without_a_shared_key": (
-        "SELECT {hint} * FROM t1 JOIN t2 ON t1.k = t2.k JOIN t3 ON t2.g2 = t3.g3",
-        "the inputs are not all joined on one shared key",
-    ),
-    "right_join": (
-        "SELECT {hint} * FROM t1 RIGHT JOIN t2 ON t1.k = t2.k",
-        "is RIGHT OUTER; MULTI_JOIN collapses chains of FULL OUTER, LEFT OUTER",
-    ),
-}
-
-
-@pytest.mark.parametrize("case", sorted(DRIVEN_FALLBACKS))
-def test_driven_fallbacks_warn_and_return_vanilla_rows(spark, small_inputs, extension_log, case):
-    sql, reason = DRIVEN_FALLBACKS[case]
-    mark = extension_log.mark()
-    hinted = spark.sql(sql.format(hint="/*+ MULTI_JOIN */"))
-    assert not uses_multijoin(hinted)
-    assert multiset(hinted.collect()) == multiset(spark.sql(sql.format(hint="")).collect())
-    assert reason in extension_log.since(mark)

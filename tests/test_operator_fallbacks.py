@@ -80,6 +80,14 @@ FALLBACKS = {
         "SELECT {hint} * FROM constant_key c FULL JOIN t1 ON c.k = t1.k",
         "compares a key with a constant",
     ),
+    "left_chain_keyed_on_another_input": (
+        "SELECT {hint} * FROM t1 LEFT JOIN t2 ON t1.k = t2.k LEFT JOIN t3 ON t2.k = t3.k",
+        "which is not the key of the first input",
+    ),
+    "inner_chain_without_a_shared_key": (
+        "SELECT {hint} * FROM t1 JOIN t2 ON t1.k = t2.k JOIN t3 ON t2.g2 = t3.g3",
+        "the inputs are not all joined on one shared key",
+    ),
     "no_join_below_the_hint": (
         "SELECT {hint} * FROM t1 UNION ALL SELECT * FROM t2",
         "no join below the hint",
