@@ -47,6 +47,9 @@ private[multijoin] final class MultiJoinScanner(
   // the input's next fetch.
   private[this] val headRow = new Array[UnsafeRow](n)
   private[this] val headKey = new Array[UnsafeRow](n)
+  private[this] val headKeyHasNull = new Array[Boolean](n)
+  // The inputs whose head has the smallest key, found by nextFullGroup.
+  private[this] val smallest = new Array[Int](n)
   private[this] val slots: Array[Array[UnsafeRow]] = fieldsPerInput.map { fields =>
     Array.fill(2)(emptyRow(fields))
   }
@@ -104,6 +107,7 @@ private[multijoin] final class MultiJoinScanner(
       slot.copyFrom(row)
       headRow(i) = slot
       headKey(i) = keyProjections(i)(slot)
+      headKeyHasNull(i) = headKey(i).anyNull()
     } else {
       headRow(i) = null
       headKey(i) = null
@@ -116,10 +120,8 @@ private[multijoin] final class MultiJoinScanner(
     row
   }
 
-  private def hasNullKey(i: Int): Boolean = headKey(i).anyNull()
-
   private def sameKey(i: Int, key: UnsafeRow): Boolean =
-    headRow(i) != null && !hasNullKey(i) && keyOrdering.compare(headKey(i), key) == 0
+    headRow(i) != null && !headKeyHasNull(i) && keyOrdering.compare(headKey(i), key) == 0
 
   /** Moves to the next key (or null-key row); false once there is none. */
   private def nextGroup(): Boolean = {
@@ -139,35 +141,39 @@ private[multijoin] final class MultiJoinScanner(
   }
 
   private def nextFullGroup(): Boolean = {
+    // One pass over the heads: a null-key row goes out at once; otherwise collect the inputs
+    // whose head has the smallest key (restarting the list whenever a smaller key turns up).
+    var matched = 0
     var i = 0
     while (i < n) {
-      if (headRow(i) != null && hasNullKey(i)) {
-        emitAlone(i)
-        return true
+      if (headRow(i) != null) {
+        if (headKeyHasNull(i)) {
+          emitAlone(i)
+          return true
+        }
+        val order = if (matched == 0) -1 else keyOrdering.compare(headKey(i), headKey(smallest(0)))
+        if (order < 0) {
+          smallest(0) = i
+          matched = 1
+        } else if (order == 0) {
+          smallest(matched) = i
+          matched += 1
+        }
       }
       i += 1
     }
-    var smallest: UnsafeRow = null
+    if (matched == 0) return false
+    groupKey.copyFrom(headKey(smallest(0)))
     i = 0
-    while (i < n) {
-      if (headRow(i) != null && (smallest == null || keyOrdering.compare(headKey(i), smallest) < 0)) {
-        smallest = headKey(i)
-      }
-      i += 1
-    }
-    if (smallest == null) return false
-    groupKey.copyFrom(smallest)
-    i = 0
-    while (i < n) {
-      if (sameKey(i, groupKey)) takeGroup(i, groupKey) else joined.rows(i) = nullRows(i)
-      i += 1
-    }
+    while (i < n) { joined.rows(i) = nullRows(i); i += 1 }
+    var m = 0
+    while (m < matched) { takeGroup(smallest(m), groupKey); m += 1 }
     true
   }
 
   private def nextLeftGroup(): Boolean = {
     if (headRow(0) == null) return false
-    if (hasNullKey(0)) {
+    if (headKeyHasNull(0)) {
       emitAlone(0)
       return true
     }
@@ -187,7 +193,7 @@ private[multijoin] final class MultiJoinScanner(
       var largest: UnsafeRow = null
       var i = 0
       while (i < n) {
-        while (headRow(i) != null && hasNullKey(i)) fetch(i)
+        while (headRow(i) != null && headKeyHasNull(i)) fetch(i)
         if (headRow(i) == null) return false
         if (largest == null || keyOrdering.compare(headKey(i), largest) > 0) largest = headKey(i)
         i += 1
@@ -220,7 +226,7 @@ private[multijoin] final class MultiJoinScanner(
 
   /** Drops input i's rows that cannot match `key` or anything after it. */
   private def skipBelow(i: Int, key: UnsafeRow): Unit =
-    while (headRow(i) != null && (hasNullKey(i) || keyOrdering.compare(headKey(i), key) < 0)) {
+    while (headRow(i) != null && (headKeyHasNull(i) || keyOrdering.compare(headKey(i), key) < 0)) {
       fetch(i)
     }
 
