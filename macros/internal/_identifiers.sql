@@ -1,0 +1,100 @@
+{#- Private helpers: identifier validation and quoting, errors that name the model. -#}
+
+{% macro _mj_fail(message) -%}
+  {#- Every error of the package names the model (or test) it comes from. -#}
+  {%- set node = model.name if model is defined and model.name is defined else 'unknown' -%}
+  {{ exceptions.raise_compiler_error("dbt_multijoin: model '" ~ node ~ "': " ~ message) }}
+{%- endmacro %}
+
+
+{% macro _mj_is_identifier(name) -%}
+  {#- A plain SQL identifier: what a rename target or an input name may be. -#}
+  {{- return(name is string and modules.re.fullmatch('[A-Za-z_][A-Za-z0-9_]*', name) is not none) -}}
+{%- endmacro %}
+
+
+{% macro _mj_quote(name) -%}
+  {#- Quote a column name for Spark SQL when it needs it: names that are not plain identifiers
+      or that are reserved words get backticks (a backtick inside is doubled), so no column
+      name can break out of its identifier. -#}
+  {%- if dbt_multijoin._mj_is_identifier(name) and (name | lower) not in dbt_multijoin._mj_reserved_words() -%}
+    {{- return(name) -}}
+  {%- endif -%}
+  {{- return('`' ~ (name | replace('`', '``')) ~ '`') -}}
+{%- endmacro %}
+
+
+{% macro _mj_reserved_words() -%}
+  {#- Spark's ANSI reserved keywords plus the strict non-reserved ones (join syntax). -#}
+  {{- return([
+    'all', 'and', 'anti', 'any', 'array', 'as', 'authorization', 'between', 'both', 'by', 'case',
+    'cast', 'check', 'collate', 'column', 'constraint', 'create', 'cross', 'cube', 'current',
+    'current_date', 'current_time', 'current_timestamp', 'current_user', 'date', 'default',
+    'delete', 'describe', 'distinct', 'div', 'else', 'end', 'escape', 'except', 'exists',
+    'false', 'fetch', 'filter', 'for', 'foreign', 'from', 'full', 'function', 'grant', 'group',
+    'grouping', 'having', 'if', 'in', 'inner', 'insert', 'intersect', 'interval', 'into', 'is',
+    'join', 'key', 'lateral', 'leading', 'left', 'like', 'limit', 'map', 'minus', 'natural',
+    'not', 'null', 'of', 'offset', 'on', 'only', 'or', 'order', 'outer', 'overlaps', 'partition',
+    'percent', 'primary', 'range', 'references', 'right', 'rollup', 'row', 'rows', 'select',
+    'semi', 'session_user', 'set', 'setminus', 'some', 'struct', 'table', 'tablesample', 'then',
+    'time', 'timestamp', 'to', 'trailing', 'true', 'union', 'unique', 'unknown', 'update',
+    'user', 'using', 'values', 'when', 'where', 'window', 'with'
+  ]) -}}
+{%- endmacro %}
+
+
+{% macro _mj_is_relation(obj) -%}
+  {{- return(obj is mapping and obj.get('metadata', {}).get('type', '').endswith('Relation')) -}}
+{%- endmacro %}
+
+
+{% macro _mj_as_list(value) -%}
+  {#- A string or a list of strings as a list (key='a' or key=['a', 'b']). -#}
+  {%- if value is string -%}
+    {{- return([value]) -}}
+  {%- endif -%}
+  {{- return(value | list) -}}
+{%- endmacro %}
+
+
+{% macro _mj_string_literal(text) -%}
+  {#- A Spark SQL string literal for any text (backslash and quote escaped). -#}
+  {{- return("'" ~ (text | string | replace('\\', '\\\\') | replace("'", "\\'")) ~ "'") -}}
+{%- endmacro %}
+
+
+{% macro _mj_column_list(columns, alias=none, indent=none) -%}
+  {#- Quoted column names, optionally qualified: "a, b", or with indent=n one per line
+      ("a,\n<n spaces>b") as a select list. -#}
+  {%- set items = [] -%}
+  {%- for column in columns -%}
+    {%- do items.append((alias ~ '.' if alias else '') ~ dbt_multijoin._mj_quote(column)) -%}
+  {%- endfor -%}
+  {{- return(items | join(', ' if indent is none else ',\n' ~ ' ' * indent)) -}}
+{%- endmacro %}
+
+
+{% macro _mj_key_predicate(keys, template, joiner, indent) -%}
+  {#- The WHERE / ON condition of the generic tests, to follow the keyword directly: template
+      with {k} replaced by each quoted key column, joined by `joiner` (and/or). One key: " cond";
+      more: each condition on its own line at `indent` spaces. -#}
+  {%- set items = [] -%}
+  {%- for k in keys -%}
+    {%- do items.append(template | replace('{k}', dbt_multijoin._mj_quote(k))) -%}
+  {%- endfor -%}
+  {%- if items | length == 1 -%}
+    {{- return(' ' ~ items[0]) -}}
+  {%- endif -%}
+  {%- set pad = '\n' ~ ' ' * indent -%}
+  {{- return(pad ~ items | join(pad ~ joiner ~ ' ')) -}}
+{%- endmacro %}
+
+
+{% macro _mj_select_targets(columns, alias, indent) -%}
+  {#- The whole select list, to follow SELECT [DISTINCT] directly: " a" for one column, else
+      one column per line at `indent` spaces. -#}
+  {%- if columns | length == 1 -%}
+    {{- return(' ' ~ dbt_multijoin._mj_column_list(columns, alias)) -}}
+  {%- endif -%}
+  {{- return('\n' ~ ' ' * indent ~ dbt_multijoin._mj_column_list(columns, alias, indent=indent)) -}}
+{%- endmacro %}
