@@ -1,0 +1,211 @@
+"""integration_tests/ with real dbt commands, on a SparkSession inside dbt (session) and on a
+local Spark Thrift Server (thrift) that these tests start with the jar and stop by pid.
+
+- the default build passes on both targets with the extension loaded, and every multiway
+  model ran the MultiJoin operator (the materialization asserts it from EXPLAIN, records it in
+  a table property, a generic test reads it; on thrift we also EXPLAIN the compiled SQL here);
+- a model that SETs confs, followed by a model that reads them, sees the defaults: after a
+  success, after failures while planning and, with the package's restore hook, after a
+  run-time failure (on thrift, where each model has its own session, even without it);
+- without the extension: a clear error naming the way to load it on that target, or, with
+  allow_vanilla_fallback, the same rows and a warning;
+- bad configs fail naming the model and the problem, and create nothing.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from dbt_helpers import SCHEMA, hive_query, make_project, private_jar, session_build, thrift_server
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def jar(tmp_path_factory):
+    return private_jar(tmp_path_factory.mktemp("jar"))
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory, jar):
+    return session_build(tmp_path_factory, jar)
+
+
+@pytest.fixture(scope="module")
+def thrift(tmp_path_factory, jar):
+    root = tmp_path_factory.mktemp("dbt-thrift")
+    with thrift_server(root / "server", jar) as server:
+        project = make_project(root, jar=jar, thrift_port=server.port)
+        yield project, project.dbt("build", "--target", "thrift"), server
+
+
+def assert_build_passed(project, build):
+    assert build.returncode == 0, build.describe()
+    assert build.results and all(r["status"] in ("success", "pass") for r in build.results), build.describe()
+    multiway = [model for model in project.multiway_models() if model in build.model_order()]
+    assert len(multiway) >= 5, multiway
+    for model in multiway:
+        # The materialization EXPLAINs the model under its confs and fails a multiway model whose
+        # plan has no MultiJoin node; it logs the operator it found ...
+        assert f"dbt_multijoin: {model}: strategy multiway, physical join operator: MultiJoin" in build.output
+        # ... and records it on the table, which this generic test checked.
+        used = [t for t in build.tests() if t["unique_id"].startswith(f"test.dbt_multijoin_integration_tests.dbt_multijoin_multijoin_operator_used_{model}_")]
+        assert [t["status"] for t in used] == ["pass"], (model, used)
+    for strategy in ("chain", "balanced"):
+        assert f"strategy {strategy}, physical join operator: vanilla" in build.output
+
+
+def test_build_session(session):
+    project, build = session
+    assert_build_passed(project, build)
+
+
+def test_build_thrift(thrift):
+    project, build, server = thrift
+    assert_build_passed(project, build)
+    # Independent of the package's own plan check: EXPLAIN the compiled SQL of every multiway
+    # model on the server, and of a chain model (no operator there).
+    for model in project.multiway_models():
+        if model not in build.model_order():
+            continue
+        sql = next(project.compiled().rglob(f"{model}.sql")).read_text()
+        plan = "\n".join(row[0] for row in hive_query(server.port, "explain " + sql))
+        assert "MultiJoin" in plan, (model, plan)
+    # dbt-spark's table options went through the materialization: partitioning, a property of
+    # the model next to the package's, the model's description as the table comment.
+    described = dict((row[0].strip(), (row[1] or "").strip()) for row in hive_query(server.port, f"describe table extended {SCHEMA}.mj_dup_multiway"))
+    assert described.get("Comment", "").startswith("multiway strategy, partitioned by country"), described
+    assert "# Partition Information" in described, described
+    assert "13 rows" in described.get("Statistics", ""), described  # the post-hook's ANALYZE
+    properties = dict(hive_query(server.port, f"show tblproperties {SCHEMA}.mj_dup_multiway"))
+    assert properties.get("owner_team") == "analytics" and properties.get("dbt_multijoin.operator") == "MultiJoin", properties
+    chain_sql = next(project.compiled().rglob("mj_dup_chain.sql")).read_text()
+    chain_plan = "\n".join(row[0] for row in hive_query(server.port, "explain " + chain_sql))
+    assert "MultiJoin" not in chain_plan and "SortMergeJoin" in chain_plan, chain_plan
+
+
+def assert_confs_restored_after_failures(run, method):
+    """The conf_failure selector: models 1, 2, 4 (and 7 on the session method) SET confs and
+    fail; 3, 5, 6 and 8 probe."""
+    assert run.returncode == 1, run.describe()
+    assert run.model_order() == [
+        "conf_fail_0_baseline",
+        "conf_fail_1_plan_error",
+        "conf_fail_2_fallback_refused",
+        "conf_fail_3_probe",
+        "conf_fail_4_runtime_error",
+        "conf_fail_5_probe_unrestored",
+        "conf_fail_6_probe_restored",
+        "conf_fail_7_pinned_by_profile",
+        "conf_fail_8_probe",
+    ], run.describe()
+    for model in ("conf_fail_0_baseline", "conf_fail_3_probe", "conf_fail_5_probe_unrestored", "conf_fail_6_probe_restored", "conf_fail_8_probe"):
+        assert run.status(model) == "success", run.describe()
+    # Fails only under its own confs (spark.sql.caseSensitive=true): planned after the SETs.
+    message = run.message("conf_fail_1_plan_error")
+    assert run.status("conf_fail_1_plan_error") == "error"
+    assert "model 'conf_fail_1_plan_error'" in message and "DEVICE_ID" in message, message
+    assert "spark.sql.caseSensitive=true" in message, message
+    # A hinted query the operator refuses: with spark.multijoin.failOnFallback=true (set by the
+    # multiway strategy) planning fails naming the reason, instead of running vanilla joins.
+    message = run.message("conf_fail_2_fallback_refused")
+    assert run.status("conf_fail_2_fallback_refused") == "error"
+    assert "model 'conf_fail_2_fallback_refused'" in message and "MULTI_JOIN" in message, message
+    message = run.message("conf_fail_4_runtime_error")
+    assert run.status("conf_fail_4_runtime_error") == "error"
+    assert "deliberate run-time failure" in message, message
+    # dbt-spark pins spark.sql.ansi.enabled=false in server_side_parameters, which the session
+    # method re-applies before every statement; a Thrift Server ignores that plain key.
+    if method == "session":
+        message = run.message("conf_fail_7_pinned_by_profile")
+        assert run.status("conf_fail_7_pinned_by_profile") == "error", run.describe()
+        assert "spark_conf 'spark.sql.ansi.enabled' = 'true' did not take effect" in message, message
+    else:
+        assert run.status("conf_fail_7_pinned_by_profile") == "success", run.describe()
+    # Probes 3, 6 and 8 equal the baseline on both methods; 5 equals it on thrift, and on the
+    # session method shows the run-time failure's confs (a singular test asserts which).
+    tests = {t["unique_id"]: t["status"] for t in run.tests()}
+    assert tests and set(tests.values()) == {"pass"}, run.describe()
+    for probe in ("conf_fail_3_probe", "conf_fail_6_probe_restored", "conf_fail_8_probe"):
+        assert any(f"_{probe}_ref_conf_fail_0_baseline_" in t for t in tests), (probe, tests)
+    if method == "session":
+        assert any(t.endswith(".conf_fail_5_session_sees_the_leak") for t in tests), tests
+        assert "dbt_multijoin: restored confs left changed by a failed model" in run.output
+    else:
+        assert any("_conf_fail_5_probe_unrestored_ref_conf_fail_0_baseline_" in t for t in tests), tests
+
+
+def test_confs_restored_after_failures_session(session):
+    project, build = session
+    assert build.returncode == 0, build.describe()  # the conf_failure models read its seeds
+    run = project.dbt("build", "--target", "session", "--selector", "conf_failure", "--threads", "1")
+    assert_confs_restored_after_failures(run, "session")
+
+
+def test_confs_restored_after_failures_thrift(thrift):
+    project, build, server = thrift
+    assert build.returncode == 0, build.describe()
+    run = project.dbt("build", "--target", "thrift", "--selector", "conf_failure", "--threads", "1")
+    assert_confs_restored_after_failures(run, "thrift")
+
+
+BAD_CONFIGS = {
+    "bad_missing_key": "key column 'customer_id' not found in input 'worked_r1'",
+    "bad_single_input": "needs at least two inputs",
+    "bad_unknown_strategy": "unknown strategy 'zigzag'",
+    "bad_left_join": "join_type 'left' is not supported yet",
+    "bad_conf_value": "spark_conf value for 'spark.sql.shuffle.partitions' is not allowed",
+    "bad_conf_key": "is not a valid conf key",
+    "bad_rename": "is not a plain identifier",
+    "bad_static_conf": "spark_conf key 'spark.sql.extensions' is static",
+}
+
+
+def test_bad_config_fails_before_any_ddl(thrift):
+    project, build, server = thrift
+    assert build.returncode == 0, build.describe()
+    run = project.dbt("run", "--target", "thrift", "--selector", "bad_config")
+    assert run.returncode == 1, run.describe()
+    for model, problem in BAD_CONFIGS.items():
+        assert run.status(model) == "error", run.describe()
+        message = run.message(model)
+        assert f"dbt_multijoin: model '{model}': " in message and problem in message, (model, message)
+    tables = {row[1] for row in hive_query(server.port, f"show tables in {SCHEMA}")}
+    assert not tables & set(BAD_CONFIGS), tables
+    assert "worked_r1" in tables  # the injection attempts named it
+
+
+def assert_missing_extension(run, method, hints):
+    assert run.returncode == 1, run.describe()
+    message = run.message("ext_multiway_strict")
+    assert run.status("ext_multiway_strict") == "error", run.describe()
+    assert f"model 'ext_multiway_strict': the MultiJoin extension is not loaded on target '{method}_vanilla'" in message
+    for hint in hints:
+        assert hint in message, (hint, message)
+    assert run.status("ext_multiway_fallback") == "success", run.describe()
+    assert "model 'ext_multiway_fallback': the MultiJoin extension is not loaded" in run.output
+    assert "allow_vanilla_fallback=true: running the same SQL through Spark's vanilla joins" in run.output
+    # The fallback's rows equal the hand-written answer, and its plan had no MultiJoin node.
+    tests = [t for t in run.tests() if "ext_multiway_fallback" in t["unique_id"]]
+    assert len(tests) == 2 and all(t["status"] == "pass" for t in tests), run.describe()
+
+
+def test_missing_extension_session(tmp_path):
+    project = make_project(tmp_path, jar=None)
+    run = project.dbt("build", "--target", "session_vanilla", "--selector", "extension_check")
+    assert_missing_extension(
+        run,
+        "session",
+        ["server_side_parameters", "spark.jars", "spark.sql.extensions: org.apache.spark.sql.multijoin.MultiJoinExtensions"],
+    )
+
+
+def test_missing_extension_thrift(tmp_path):
+    with thrift_server(tmp_path / "server", jar=None) as server:
+        project = make_project(tmp_path, thrift_vanilla_port=server.port)
+        run = project.dbt("build", "--target", "thrift_vanilla", "--selector", "extension_check")
+    assert_missing_extension(
+        run,
+        "thrift",
+        ["--jars", "--conf spark.sql.extensions=org.apache.spark.sql.multijoin.MultiJoinExtensions", "dbt-multijoin thrift start"],
+    )
