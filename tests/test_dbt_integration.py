@@ -153,7 +153,7 @@ BAD_CONFIGS = {
     "bad_missing_key": "key column 'customer_id' not found in input 'worked_r1'",
     "bad_single_input": "needs at least two inputs",
     "bad_unknown_strategy": "unknown strategy 'zigzag'",
-    "bad_left_join": "join_type 'left' is not supported yet",
+    "bad_left_balanced": "strategy 'balanced' does not apply to join_type 'left'",
     "bad_conf_value": "spark_conf value for 'spark.sql.shuffle.partitions' is not allowed",
     "bad_conf_key": "is not a valid conf key",
     "bad_rename": "is not a plain identifier",

@@ -24,7 +24,13 @@
   {#- key_exprs[i] AS key_names[i], then every [alias, column, output name] of the payload. -#}
   {%- set items = [] -%}
   {%- for expr in key_exprs -%}
-    {%- do items.append(expr ~ ' as ' ~ dbt_multijoin._mj_quote(key_names[loop.index0])) -%}
+    {%- set name = dbt_multijoin._mj_quote(key_names[loop.index0]) -%}
+    {#- A plain column of the same name needs no alias (LEFT and INNER keys are the driver's). -#}
+    {%- if expr.endswith('.' ~ name) -%}
+      {%- do items.append(expr) -%}
+    {%- else -%}
+      {%- do items.append(expr ~ ' as ' ~ name) -%}
+    {%- endif -%}
   {%- endfor -%}
   {%- for alias, column, name in payload -%}
     {%- if column == name -%}
@@ -67,7 +73,8 @@
     {%- for side in sides -%}
       {%- do refs.append(dbt_multijoin._mj_column_ref(side['alias'], side['keys'][k])) -%}
     {%- endfor -%}
-    {%- do key_exprs.append(dbt_multijoin._mj_coalesce(refs)) -%}
+    {#- FULL: the coalesce of every input's key; LEFT and INNER: the first input's key. -#}
+    {%- do key_exprs.append(dbt_multijoin._mj_coalesce(refs) if spec['join_type'] == 'full' else refs[0]) -%}
   {%- endfor -%}
   {%- set lines = ['select /*+ MULTI_JOIN */' if hint else 'select'] -%}
   {%- set items = dbt_multijoin._mj_select_list(key_exprs, spec['keys'], payload) -%}
@@ -80,12 +87,12 @@
     {%- set conditions = [] -%}
     {%- for k in range(spec['keys'] | length) -%}
       {%- set refs = [] -%}
-      {%- for left in earlier -%}
+      {%- for left in (earlier if spec['join_type'] == 'full' else earlier[:1]) -%}
         {%- do refs.append(dbt_multijoin._mj_column_ref(left['alias'], left['keys'][k])) -%}
       {%- endfor -%}
       {%- do conditions.append(dbt_multijoin._mj_coalesce(refs) ~ ' = ' ~ dbt_multijoin._mj_column_ref(side['alias'], side['keys'][k])) -%}
     {%- endfor -%}
-    {%- do lines.append('full outer join ' ~ side['from']) -%}
+    {%- do lines.append(dbt_multijoin._mj_join_keyword(spec) ~ ' ' ~ side['from']) -%}
     {%- do lines.append(dbt_multijoin._mj_on(conditions)) -%}
   {%- endfor -%}
   {{- return(lines | join('\n')) -}}
@@ -128,7 +135,7 @@
     {%- do lines.append('    ' ~ item ~ (',' if not loop.last else '')) -%}
   {%- endfor -%}
   {%- do lines.append('from ' ~ left['from']) -%}
-  {%- do lines.append('full outer join ' ~ right['from']) -%}
+  {%- do lines.append(dbt_multijoin._mj_join_keyword(spec) ~ ' ' ~ right['from']) -%}
   {%- do lines.append(dbt_multijoin._mj_on(conditions)) -%}
   {%- set select = lines | join('\n') -%}
   {%- set name = 'j' ~ (lo + 1) ~ '_' ~ hi -%}
@@ -143,4 +150,9 @@
       'keys': spec['keys'],
       'alias': name,
       'payload': payload}) -}}
+{%- endmacro %}
+
+
+{% macro _mj_join_keyword(spec) -%}
+  {{- return({'full': 'full outer join', 'left': 'left outer join', 'inner': 'inner join'}[spec['join_type']]) -}}
 {%- endmacro %}

@@ -22,10 +22,8 @@
 {% macro _mj_spec(relations, key, join_type, strategy, columns, rename, names) -%}
   {#- Returns {strategy, keys: [output key names], inputs: [{relation, name, alias, keys: [column],
       payload: [[column, output name]]}]}. Every check runs before any SQL is rendered. -#}
-  {%- if join_type in ['left', 'inner'] -%}
-    {%- do dbt_multijoin._mj_fail("join_type '" ~ join_type ~ "' is not supported yet: multi_join only supports join_type='full'") -%}
-  {%- elif join_type != 'full' -%}
-    {%- do dbt_multijoin._mj_fail("unknown join_type " ~ "'" ~ join_type ~ "'" ~ " (multi_join supports 'full')") -%}
+  {%- if join_type not in ['full', 'left', 'inner'] -%}
+    {%- do dbt_multijoin._mj_fail("unknown join_type " ~ "'" ~ join_type ~ "'" ~ " (multi_join supports 'full', 'left' and 'inner')") -%}
   {%- endif -%}
 
   {%- set model_strategy = dbt_multijoin._mj_model_strategy() -%}
@@ -173,7 +171,11 @@
     {%- endfor -%}
   {%- endfor -%}
 
-  {{- return({'strategy': strategy, 'keys': key_names, 'inputs': inputs}) -}}
+  {#- A LEFT join is not associative: a balanced tree of LEFT joins is another query. -#}
+  {%- if join_type == 'left' and strategy == 'balanced' -%}
+    {%- do dbt_multijoin._mj_fail("strategy 'balanced' does not apply to join_type 'left' (use multiway or chain)") -%}
+  {%- endif -%}
+  {{- return({'strategy': strategy, 'join_type': join_type, 'keys': key_names, 'inputs': inputs}) -}}
 {%- endmacro %}
 
 

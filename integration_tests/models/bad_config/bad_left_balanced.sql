@@ -1,3 +1,3 @@
-{{ config(materialized='multijoin') }}
+{{ config(materialized='multijoin', strategy='balanced') }}
 
 {{ dbt_multijoin.multi_join([ref('worked_r1'), ref('worked_r2')], key='device_id', join_type='left') }}

@@ -1,0 +1,12 @@
+-- The left multi-join of DESIGN.md section 2, written by hand: every input joined on the first
+-- input's key. The reference every left strategy must match row for row.
+select
+    a.device_id,
+    a.clicks,
+    b.spend,
+    c.country
+from {{ ref('dup_a') }} as a
+left outer join {{ ref('dup_b') }} as b
+    on a.device_id = b.device_id
+left outer join {{ ref('dup_c') }} as c
+    on a.device_id = c.device_id
