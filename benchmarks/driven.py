@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from benchmarks import machine
+from dbt_multijoin.plans import node_metrics, plan_nodes
 from benchmarks.config import _rows as parse_rows
 
 HERE = Path(__file__).resolve().parent
@@ -27,19 +28,8 @@ HERE = Path(__file__).resolve().parent
 
 def _shuffle_bytes(plan) -> int:
     """Shuffle bytes written by every exchange of an executed plan, subqueries included."""
-    name = plan.getClass().getSimpleName()
-    if name == "AdaptiveSparkPlanExec":
-        return _shuffle_bytes(plan.executedPlan())
-    if name in ("ShuffleQueryStageExec", "BroadcastQueryStageExec"):
-        return _shuffle_bytes(plan.plan())
-    total = plan.metrics().apply("shuffleBytesWritten").value() if name == "ShuffleExchangeExec" else 0
-    subqueries = plan.subqueries()
-    for i in range(subqueries.size()):
-        total += _shuffle_bytes(subqueries.apply(i))
-    children = plan.children()
-    for i in range(children.size()):
-        total += _shuffle_bytes(children.apply(i))
-    return total
+    return sum(node_metrics(node)["shuffleBytesWritten"] for node in plan_nodes(plan, subqueries=True)
+               if node.getClass().getSimpleName() == "ShuffleExchangeExec")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,37 +15,9 @@ import itertools
 import queue
 import time
 
-# Wrappers of an adaptive plan that hide operators; we look inside them (as tests/spark_plans.py).
-_WRAPPERS = {
-    "AdaptiveSparkPlanExec": lambda p: p.executedPlan(),
-    "ShuffleQueryStageExec": lambda p: p.plan(),
-    "BroadcastQueryStageExec": lambda p: p.plan(),
-    "TableCacheQueryStageExec": lambda p: p.plan(),
-    "ReusedExchangeExec": lambda p: p.child(),
-}
+from dbt_multijoin.plans import node_metrics, plan_nodes
+
 _WRITE_NODES = ("OverwriteByExpressionExec", "AppendDataExec", "V2TableWriteExec")
-
-
-def plan_nodes(plan):
-    """Every operator of a physical plan (py4j object), adaptive wrappers opened, depth first."""
-    name = plan.getClass().getSimpleName()
-    if name in _WRAPPERS:
-        yield from plan_nodes(_WRAPPERS[name](plan))
-        return
-    yield plan
-    children = plan.children()
-    for i in range(children.size()):
-        yield from plan_nodes(children.apply(i))
-
-
-def node_metrics(node) -> dict[str, int]:
-    metrics = node.metrics()
-    keys = metrics.keys().iterator()
-    result = {}
-    while keys.hasNext():
-        key = keys.next()
-        result[key] = int(metrics.apply(key).value())
-    return result
 
 
 class QueryCapture:
