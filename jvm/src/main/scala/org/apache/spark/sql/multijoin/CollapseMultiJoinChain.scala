@@ -135,20 +135,40 @@ private[multijoin] object JoinChain {
     case _ => false
   }
 
-  private def projectChain(projectList: Seq[NamedExpression], chain: Chain): Either[Reason, Chain] = {
+  private def projectChain(projectList: Seq[NamedExpression], chain: Chain): Either[Reason, Chain] =
+    projectionAliases(projectList, chain.aliases, nullWhenMissing = true)
+      .map(aliases => chain.copy(aliases = aliases))
+
+  /**
+   * `aliases` plus those a projection between two levels defines, over the inputs' columns. It is
+   * computed after the collapse, on the joined row: it must be deterministic, and where a side
+   * can be missing (FULL), null for a missing row, as the vanilla plan's padding would be.
+   */
+  private[multijoin] def projectionAliases(
+      projectList: Seq[NamedExpression],
+      aliases: Map[ExprId, Expression],
+      nullWhenMissing: Boolean): Either[Reason, Map[ExprId, Expression]] = {
     val defined = projectList.collect { case alias: Alias => alias }
     defined.find(!_.deterministic).foreach { alias =>
       return Left(s"the projection ${alias.sql} between two joins is not deterministic")
     }
-    defined.find(alias => !nullWhenAbsent(alias.child)) match {
-      case Some(alias) =>
-        Left(s"the projection ${alias.sql} between two joins is not null for a row that is " +
-          "missing from its side, so it cannot be computed after the joins")
-      case None =>
-        val added = defined.map(alias => alias.exprId -> substitute(alias.child, chain.aliases))
-        Right(chain.copy(aliases = chain.aliases ++ added))
+    if (nullWhenMissing) {
+      defined.find(alias => !nullWhenAbsent(alias.child)).foreach { alias =>
+        return Left(s"the projection ${alias.sql} between two joins is not null for a row that " +
+          "is missing from its side, so it cannot be computed after the joins")
+      }
     }
+    Right(aliases ++ defined.map(alias => alias.exprId -> substitute(alias.child, aliases)))
   }
+
+  /** Why `key` cannot be a key of the multi-join, if it cannot. */
+  private[multijoin] def keyProblem(join: Join, key: Expression): Option[Reason] =
+    if (!key.deterministic) {
+      Some(s"${describe(join)} joins on ${key.sql}, which is not deterministic")
+    } else if (key.exists(isUnevaluable)) {
+      Some(s"${describe(join)} joins on ${key.sql}, which cannot be evaluated as a key " +
+        "(a Python UDF or a subquery)")
+    } else None
 
   private def nullWhenAbsent(expression: Expression): Boolean = expression match {
     case _: Attribute => true
@@ -211,13 +231,7 @@ private[multijoin] object JoinChain {
    */
   private def sideKeys(
       join: Join, side: Side, expressions: Seq[Expression]): Either[Reason, Seq[Seq[Expression]]] = {
-    expressions.find(e => !e.deterministic).foreach { e =>
-      return Left(s"${describe(join)} joins on ${e.sql}, which is not deterministic")
-    }
-    expressions.find(e => e.exists(isUnevaluable)).foreach { e =>
-      return Left(s"${describe(join)} joins on ${e.sql}, which cannot be evaluated as a key " +
-        "(a Python UDF or a subquery)")
-    }
+    expressions.flatMap(keyProblem(join, _)).headOption.foreach(reason => return Left(reason))
     side match {
       case Input(_) => Right(Seq(expressions.map(strip)))
       case chain: Chain =>

@@ -2,7 +2,7 @@ package org.apache.spark.sql.multijoin
 
 import scala.collection.mutable
 
-import org.apache.spark.sql.catalyst.expressions.{Alias, EqualTo, ExprId, Expression, ExpressionSet}
+import org.apache.spark.sql.catalyst.expressions.{EqualTo, ExprId, Expression, ExpressionSet, NamedExpression}
 import org.apache.spark.sql.catalyst.plans.{Inner, LeftOuter}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan, Project}
 import org.apache.spark.sql.multijoin.JoinChain._
@@ -91,12 +91,9 @@ private[multijoin] object DrivenChains {
         visit(left).orElse(visit(right))
       case Project(projectList, child) if isInnerChain(child) =>
         visit(child).orElse {
-          val defined = projectList.collect { case alias: Alias => alias }
-          defined.find(!_.deterministic).map { alias =>
-            s"the projection ${alias.sql} between two joins is not deterministic"
-          }.orElse {
-            aliases ++= defined.map(alias => alias.exprId -> substitute(alias.child, aliases))
-            None
+          projectionAliases(projectList, aliases, nullWhenMissing = false) match {
+            case Left(reason) => Some(reason)
+            case Right(extended) => aliases = extended; None
           }
         }
       case Filter(condition, child) if isInnerChain(child) =>
@@ -135,18 +132,18 @@ private[multijoin] object DrivenChains {
       if (e.references.isEmpty) -1 else inputs.indexWhere(in => e.references.subsetOf(in.outputSet))
 
     for ((join, condition) <- conditions) {
+      val notAnEquality = s"${describe(join)} has the condition ${condition.sql}, which is not " +
+        "an equality between an expression of one input and one of another"
       val reason = substitute(condition, aliases) match {
-        case EqualTo(a, b) if !a.deterministic || !b.deterministic =>
-          Some(s"${describe(join)} joins on ${condition.sql}, which is not deterministic")
-        case EqualTo(a, b) if a.exists(isUnevaluable) || b.exists(isUnevaluable) =>
-          Some(s"${describe(join)} joins on ${condition.sql}, which cannot be evaluated as a key " +
-            "(a Python UDF or a subquery)")
-        case EqualTo(a, b) if inputOf(a) >= 0 && inputOf(b) >= 0 && inputOf(a) != inputOf(b) =>
-          parent(find(node(inputOf(a), strip(a)))) = find(node(inputOf(b), strip(b)))
-          None
-        case _ =>
-          Some(s"${describe(join)} has the condition ${condition.sql}, which is not an equality " +
-            "between an expression of one input and one of another")
+        case EqualTo(a, b) =>
+          keyProblem(join, a).orElse(keyProblem(join, b)).orElse {
+            val (left, right) = (inputOf(a), inputOf(b))
+            if (left >= 0 && right >= 0 && left != right) {
+              parent(find(node(left, strip(a)))) = find(node(right, strip(b)))
+              None
+            } else Some(notAnEquality)
+          }
+        case _ => Some(notAnEquality)
       }
       if (reason.isDefined) return Left(reason.get)
     }
@@ -166,21 +163,9 @@ private[multijoin] object DrivenChains {
   }
 
   private def evaluable(join: Join, pairs: Seq[(Expression, Expression)]): Either[Reason, Unit] =
-    pairs.flatMap(p => Seq(p._1, p._2)).collectFirst {
-      case e if !e.deterministic => s"${describe(join)} joins on ${e.sql}, which is not deterministic"
-      case e if e.exists(isUnevaluable) =>
-        s"${describe(join)} joins on ${e.sql}, which cannot be evaluated as a key (a Python UDF " +
-          "or a subquery)"
-    }.toLeft(())
+    pairs.flatMap(p => keyProblem(join, p._1).orElse(keyProblem(join, p._2))).headOption.toLeft(())
 
-  private def withProjection(projectList: Seq[org.apache.spark.sql.catalyst.expressions.NamedExpression],
-      chain: Chain): Either[Reason, Chain] = {
-    val defined = projectList.collect { case alias: Alias => alias }
-    defined.find(!_.deterministic) match {
-      case Some(alias) => Left(s"the projection ${alias.sql} between two joins is not deterministic")
-      case None =>
-        Right(chain.copy(aliases = chain.aliases ++
-          defined.map(alias => alias.exprId -> substitute(alias.child, chain.aliases))))
-    }
-  }
+  private def withProjection(projectList: Seq[NamedExpression], chain: Chain): Either[Reason, Chain] =
+    projectionAliases(projectList, chain.aliases, nullWhenMissing = false)
+      .map(aliases => chain.copy(aliases = aliases))
 }

@@ -30,15 +30,18 @@ case class MultiJoin(children: Seq[LogicalPlan], keys: Seq[Seq[Expression]], joi
   // shared key produces about the sum.
   override def stats: Statistics = Statistics(sizeInBytes = children.map(_.stats.sizeInBytes).sum)
 
-  override def simpleString(maxFields: Int): String =
-    s"MultiJoin $joinType, ${children.size} inputs, keys=" +
-      keys.map(_.map(_.sql).mkString("(", ", ", ")")).mkString("[", ", ", "]")
+  override def simpleString(maxFields: Int): String = MultiJoin.describe(joinType, keys)
 
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[LogicalPlan]): MultiJoin =
     copy(children = newChildren)
 }
 
 object MultiJoin {
+  /** How EXPLAIN shows the logical node and the operator alike. */
+  def describe(joinType: JoinType, keys: Seq[Seq[Expression]]): String =
+    s"MultiJoin $joinType, ${keys.size} inputs, keys=" +
+      keys.map(_.map(_.sql).mkString("(", ", ", ")")).mkString("[", ", ", "]")
+
   /**
    * The inputs' columns side by side. An input that may be missing from a row (every input of a
    * FULL join, all but the driver of a LEFT one) shows its columns as nullable, whatever it

@@ -81,9 +81,7 @@ case class MultiJoinExec(keys: Seq[Seq[Expression]], joinType: JoinType, childre
       })
   }
 
-  override def simpleString(maxFields: Int): String =
-    s"MultiJoin $joinType, ${children.size} inputs, keys=" +
-      keys.map(_.map(_.sql).mkString("(", ", ", ")")).mkString("[", ", ", "]")
+  override def simpleString(maxFields: Int): String = MultiJoin.describe(joinType, keys)
 
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[SparkPlan]): MultiJoinExec =
     copy(children = newChildren)
