@@ -55,7 +55,7 @@ case class MultiJoinExec(keys: Seq[Seq[Expression]], joinType: JoinType, childre
     }
     val keyTypes = keys.head.map(_.dataType)
     val inputSchemas = children.map(_.schema)
-    val outputAttributes = output
+    val integralKeys = IntegralKey.forAll(boundKeys)
     val inMemoryThreshold = conf.getConf(MultiJoinConf.BUFFER_IN_MEMORY_THRESHOLD)
     val spillThreshold = conf.getConf(MultiJoinConf.BUFFER_SPILL_THRESHOLD)
 
@@ -68,9 +68,9 @@ case class MultiJoinExec(keys: Seq[Seq[Expression]], joinType: JoinType, childre
           inputs = inputs.toArray,
           inputSchemas = inputSchemas,
           keyProjections = boundKeys.map(key => UnsafeProjection.create(key)).toArray,
+          integralKeys = integralKeys,
           keyArity = keyTypes.size,
           keyOrdering = RowOrdering.createNaturalAscendingOrdering(keyTypes),
-          resultProjection = UnsafeProjection.create(outputAttributes, outputAttributes),
           inMemoryThreshold = inMemoryThreshold,
           spillThreshold = spillThreshold,
           numOutputRows = numOutputRows,

@@ -1,11 +1,11 @@
 package org.apache.spark.sql.multijoin
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{BaseOrdering, GenericInternalRow, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.{BaseOrdering, BoundReference, Cast, Expression, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.catalyst.plans.{FullOuter, Inner, JoinType, LeftOuter}
 import org.apache.spark.sql.execution.ExternalAppendOnlyUnsafeRowArray
 import org.apache.spark.sql.execution.metric.SQLMetric
-import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.types._
 
 /**
  * Merges N iterators, each sorted ascending on its key, into the rows of the multi-join.
@@ -22,15 +22,19 @@ import org.apache.spark.sql.types.StructType
  * A group of one row (unique keys, the common case) is held as that row: no buffer. A larger
  * group goes into an ExternalAppendOnlyUnsafeRowArray, which spills to disk under memory
  * pressure, so a key with more matches than memory completes.
+ *
+ * Keys are compared as UnsafeRows with the key ordering, except a single integral, date or
+ * timestamp column read straight from the row (see [[IntegralKey]]): then as longs, with no key
+ * projection per row. Output rows are the inputs' rows concatenated by [[UnsafeRowConcatenator]].
  */
 private[multijoin] final class MultiJoinScanner(
     joinType: JoinType,
     inputs: Array[Iterator[InternalRow]],
     inputSchemas: Seq[StructType],
     keyProjections: Array[UnsafeProjection],
+    integralKeys: Option[Array[IntegralKey]],
     keyArity: Int,
     keyOrdering: BaseOrdering,
-    resultProjection: UnsafeProjection,
     inMemoryThreshold: Int,
     spillThreshold: Int,
     numOutputRows: SQLMetric,
@@ -43,11 +47,14 @@ private[multijoin] final class MultiJoinScanner(
   // The head of each input: its next unconsumed row and that row's key; null once the input is
   // exhausted. The child reuses its row object, so the head is copied, into one of two slots per
   // input that take turns: the other slot still holds the previous head, which may be the row
-  // of the group being emitted. The key lives in the input's own projection buffer, valid until
-  // the input's next fetch.
+  // of the group being emitted. The key is either a long (integral keys) or lives in the input's
+  // own projection buffer, valid until the input's next fetch.
   private[this] val headRow = new Array[UnsafeRow](n)
   private[this] val headKey = new Array[UnsafeRow](n)
+  private[this] val headLong = new Array[Long](n)
   private[this] val headKeyHasNull = new Array[Boolean](n)
+  private[this] val longKeys = integralKeys.isDefined
+  private[this] val integralKey: Array[IntegralKey] = integralKeys.orNull
   // The inputs whose head has the smallest key, found by nextFullGroup.
   private[this] val smallest = new Array[Int](n)
   private[this] val slots: Array[Array[UnsafeRow]] = fieldsPerInput.map { fields =>
@@ -55,12 +62,13 @@ private[multijoin] final class MultiJoinScanner(
   }
   // The key of the current group: fetching overwrites the inputs' key buffers, so it is copied.
   private[this] val groupKey = emptyRow(keyArity)
+  private[this] var groupLong = 0L
 
-  // The current group. `joined` holds the row to emit; `buffered` lists the inputs whose group
-  // has several rows, iterated as an odometer (the last one fastest).
-  private[this] val joined = new MultiJoinedRow(fieldsPerInput)
-  private[this] val nullRows: Array[InternalRow] =
-    fieldsPerInput.map(fields => new GenericInternalRow(fields))
+  // The current group. `joined` holds each input's row of the combination to emit (null: the
+  // input has no row for it); `buffered` lists the inputs whose group has several rows,
+  // iterated as an odometer (the last one fastest).
+  private[this] val joined = new Array[UnsafeRow](n)
+  private[this] val concatenator = new UnsafeRowConcatenator(inputSchemas)
   private[this] val buffers = new Array[ExternalAppendOnlyUnsafeRowArray](n)
   private[this] val bufferIterators = new Array[Iterator[UnsafeRow]](n)
   private[this] val buffered = new Array[Int](n)
@@ -81,7 +89,7 @@ private[multijoin] final class MultiJoinScanner(
     if (!hasNext) throw new NoSuchElementException("MultiJoinScanner is exhausted")
     pending = false
     numOutputRows += 1
-    resultProjection(joined)
+    concatenator.concat(joined)
   }
 
   /** Releases the buffers and reports what they spilled. Called when the task completes. */
@@ -106,8 +114,14 @@ private[multijoin] final class MultiJoinScanner(
       val slot = if (headRow(i) eq slots(i)(0)) slots(i)(1) else slots(i)(0)
       slot.copyFrom(row)
       headRow(i) = slot
-      headKey(i) = keyProjections(i)(slot)
-      headKeyHasNull(i) = headKey(i).anyNull()
+      if (longKeys) {
+        val key = integralKey(i)
+        headKeyHasNull(i) = slot.isNullAt(key.ordinal)
+        if (!headKeyHasNull(i)) headLong(i) = key.read(slot)
+      } else {
+        headKey(i) = keyProjections(i)(slot)
+        headKeyHasNull(i) = headKey(i).anyNull()
+      }
     } else {
       headRow(i) = null
       headKey(i) = null
@@ -120,8 +134,22 @@ private[multijoin] final class MultiJoinScanner(
     row
   }
 
-  private def sameKey(i: Int, key: UnsafeRow): Boolean =
-    headRow(i) != null && !headKeyHasNull(i) && keyOrdering.compare(headKey(i), key) == 0
+  /** Compares the keys of the heads of inputs i and j, both present, neither with a null. */
+  private def compareHeads(i: Int, j: Int): Int =
+    if (longKeys) java.lang.Long.compare(headLong(i), headLong(j))
+    else keyOrdering.compare(headKey(i), headKey(j))
+
+  /** Compares the key of input i's head (present, no null) with the current group's key. */
+  private def compareToGroup(i: Int): Int =
+    if (longKeys) java.lang.Long.compare(headLong(i), groupLong)
+    else keyOrdering.compare(headKey(i), groupKey)
+
+  /** Makes input i's head key the current group's key. */
+  private def setGroupKey(i: Int): Unit =
+    if (longKeys) groupLong = headLong(i) else groupKey.copyFrom(headKey(i))
+
+  private def sameKey(i: Int): Boolean =
+    headRow(i) != null && !headKeyHasNull(i) && compareToGroup(i) == 0
 
   /** Moves to the next key (or null-key row); false once there is none. */
   private def nextGroup(): Boolean = {
@@ -151,7 +179,7 @@ private[multijoin] final class MultiJoinScanner(
           emitAlone(i)
           return true
         }
-        val order = if (matched == 0) -1 else keyOrdering.compare(headKey(i), headKey(smallest(0)))
+        val order = if (matched == 0) -1 else compareHeads(i, smallest(0))
         if (order < 0) {
           smallest(0) = i
           matched = 1
@@ -163,11 +191,10 @@ private[multijoin] final class MultiJoinScanner(
       i += 1
     }
     if (matched == 0) return false
-    groupKey.copyFrom(headKey(smallest(0)))
-    i = 0
-    while (i < n) { joined.rows(i) = nullRows(i); i += 1 }
+    setGroupKey(smallest(0))
+    clearJoined()
     var m = 0
-    while (m < matched) { takeGroup(smallest(m), groupKey); m += 1 }
+    while (m < matched) { takeGroup(smallest(m)); m += 1 }
     true
   }
 
@@ -177,12 +204,12 @@ private[multijoin] final class MultiJoinScanner(
       emitAlone(0)
       return true
     }
-    groupKey.copyFrom(headKey(0))
-    takeGroup(0, groupKey)
+    setGroupKey(0)
+    takeGroup(0)
     var i = 1
     while (i < n) {
-      skipBelow(i, groupKey)
-      if (sameKey(i, groupKey)) takeGroup(i, groupKey) else joined.rows(i) = nullRows(i)
+      skipBelow(i)
+      if (sameKey(i)) takeGroup(i) else joined(i) = null
       i += 1
     }
     true
@@ -190,52 +217,54 @@ private[multijoin] final class MultiJoinScanner(
 
   private def nextInnerGroup(): Boolean = {
     while (true) {
-      var largest: UnsafeRow = null
+      var largest = -1
       var i = 0
       while (i < n) {
         while (headRow(i) != null && headKeyHasNull(i)) fetch(i)
         if (headRow(i) == null) return false
-        if (largest == null || keyOrdering.compare(headKey(i), largest) > 0) largest = headKey(i)
+        if (largest < 0 || compareHeads(i, largest) > 0) largest = i
         i += 1
       }
-      groupKey.copyFrom(largest)
+      setGroupKey(largest)
       var everyInputHasIt = true
       i = 0
       while (i < n) {
-        skipBelow(i, groupKey)
+        skipBelow(i)
         if (headRow(i) == null) return false
-        everyInputHasIt &&= sameKey(i, groupKey)
+        everyInputHasIt &&= sameKey(i)
         i += 1
       }
       if (everyInputHasIt) {
         i = 0
-        while (i < n) { takeGroup(i, groupKey); i += 1 }
+        while (i < n) { takeGroup(i); i += 1 }
         return true
       }
     }
     false
   }
 
+  private def clearJoined(): Unit = {
+    var i = 0
+    while (i < n) { joined(i) = null; i += 1 }
+  }
+
   /** A row whose key has a null component: alone, with every other input null. */
   private def emitAlone(i: Int): Unit = {
-    var j = 0
-    while (j < n) { joined.rows(j) = nullRows(j); j += 1 }
-    joined.rows(i) = headRow(i)
+    clearJoined()
+    joined(i) = headRow(i)
     fetch(i)
   }
 
-  /** Drops input i's rows that cannot match `key` or anything after it. */
-  private def skipBelow(i: Int, key: UnsafeRow): Unit =
-    while (headRow(i) != null && (headKeyHasNull(i) || keyOrdering.compare(headKey(i), key) < 0)) {
-      fetch(i)
-    }
+  /** Drops input i's rows that cannot match the group's key or any key after it. */
+  private def skipBelow(i: Int): Unit =
+    while (headRow(i) != null && (headKeyHasNull(i) || compareToGroup(i) < 0)) fetch(i)
 
-  /** Consumes input i's rows with `key`: one row stays as it is, more go into its buffer. */
-  private def takeGroup(i: Int, key: UnsafeRow): Unit = {
+  /** Consumes input i's rows with the group's key: one row stays as it is, more are buffered. */
+  private def takeGroup(i: Int): Unit = {
     val first = headRow(i)
     fetch(i)
-    if (!sameKey(i, key)) {
-      joined.rows(i) = first
+    if (!sameKey(i)) {
+      joined(i) = first
     } else {
       if (buffers(i) == null) {
         buffers(i) = new ExternalAppendOnlyUnsafeRowArray(inMemoryThreshold, spillThreshold)
@@ -243,7 +272,7 @@ private[multijoin] final class MultiJoinScanner(
       val buffer = buffers(i)
       buffer.clear()
       buffer.add(first)
-      while (sameKey(i, key)) {
+      while (sameKey(i)) {
         buffer.add(headRow(i))
         fetch(i)
       }
@@ -254,7 +283,7 @@ private[multijoin] final class MultiJoinScanner(
 
   private def restart(i: Int): Unit = {
     bufferIterators(i) = buffers(i).generateIterator()
-    joined.rows(i) = bufferIterators(i).next()
+    joined(i) = bufferIterators(i).next()
   }
 
   /** Advances the odometer over the buffered inputs; false when the group is done. */
@@ -263,7 +292,7 @@ private[multijoin] final class MultiJoinScanner(
     while (d >= 0) {
       val i = buffered(d)
       if (bufferIterators(i).hasNext) {
-        joined.rows(i) = bufferIterators(i).next()
+        joined(i) = bufferIterators(i).next()
         var inner = d + 1
         while (inner < bufferedCount) { restart(buffered(inner)); inner += 1 }
         return true
@@ -272,5 +301,49 @@ private[multijoin] final class MultiJoinScanner(
     }
     bufferedCount = 0
     false
+  }
+}
+
+/**
+ * A key of one integral, date or timestamp column, read straight from the row as a long (whose
+ * order is the key's order): the column itself, or an exact widening cast of an integral column
+ * to a wider integral type, which leaves the value as it is.
+ */
+private[multijoin] final case class IntegralKey(ordinal: Int, bytes: Int) {
+  def read(row: UnsafeRow): Long = bytes match {
+    case 8 => row.getLong(ordinal)
+    case 4 => row.getInt(ordinal)
+    case 2 => row.getShort(ordinal)
+    case _ => row.getByte(ordinal)
+  }
+}
+
+private[multijoin] object IntegralKey {
+  /** How many bytes the column's value takes in an UnsafeRow slot, for the types read as longs. */
+  private def bytes(t: DataType): Option[Int] = t match {
+    case LongType | TimestampType | TimestampNTZType => Some(8)
+    case IntegerType | DateType => Some(4)
+    case ShortType => Some(2)
+    case ByteType => Some(1)
+    case _ => None
+  }
+
+  /** The reader of a bound key, if it is such a column; None otherwise. */
+  def of(boundKey: Seq[Expression]): Option[IntegralKey] = boundKey match {
+    case Seq(column: BoundReference) => bytes(column.dataType).map(IntegralKey(column.ordinal, _))
+    case Seq(cast: Cast) => cast.child match {
+      case column: BoundReference if column.dataType.isInstanceOf[IntegralType] &&
+          cast.dataType.isInstanceOf[IntegralType] &&
+          KeyTypes.isExactWidening(column.dataType, cast.dataType) =>
+        bytes(column.dataType).map(IntegralKey(column.ordinal, _))
+      case _ => None
+    }
+    case _ => None
+  }
+
+  /** Readers for every input, or None unless every input's key has one. */
+  def forAll(boundKeys: Seq[Seq[Expression]]): Option[Array[IntegralKey]] = {
+    val readers = boundKeys.map(of)
+    if (readers.forall(_.isDefined)) Some(readers.map(_.get).toArray) else None
   }
 }
