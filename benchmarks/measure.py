@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import queue
+import re
 import time
 
 from dbt_multijoin.plans import node_metrics, plan_nodes
@@ -138,6 +139,7 @@ def plan_summary(qe) -> dict:
         "shuffle_bytes_written": 0,
         "shuffle_records_written": 0,
         "exchanges": 0,
+        "sorts": 0,
         "sort_time_ms": 0,
         "sort_peak_memory_bytes": 0,
         "sort_spill_bytes": 0,
@@ -154,13 +156,31 @@ def plan_summary(qe) -> dict:
             summary["shuffle_bytes_written"] += metrics.get("shuffleBytesWritten", 0)
             summary["shuffle_records_written"] += metrics.get("shuffleRecordsWritten", 0)
         elif kind == "SortExec":
-            summary["sort_time_ms"] += metrics.get("sortTime", 0)
-            summary["sort_peak_memory_bytes"] = max(summary["sort_peak_memory_bytes"],
-                                                    metrics.get("peakMemory", 0))
-            summary["sort_spill_bytes"] += metrics.get("spillSize", 0)
+            summary["sorts"] += 1
+            _add_sort(summary, metrics.get("sortTime", 0), metrics.get("peakMemory", 0),
+                      metrics.get("spillSize", 0))
         elif kind == "MultiJoinExec":
-            summary["multijoin"] = {"description": node.simpleString(200), "metrics": metrics}
+            # The operator sorts its inputs itself: its sort metrics cover all of them.
+            description = node.simpleString(200)
+            summary["multijoin"] = {"description": description, "metrics": metrics}
+            summary["sorts"] += _inputs_sorted_by_multijoin(description, node.children().size())
+            _add_sort(summary, metrics.get("sortTime", 0), metrics.get("sortPeakMemory", 0),
+                      metrics.get("sortSpillSize", 0))
     return summary
+
+
+def _add_sort(summary: dict, time_ms: int, peak_memory: int, spill: int) -> None:
+    summary["sort_time_ms"] += time_ms
+    summary["sort_peak_memory_bytes"] = max(summary["sort_peak_memory_bytes"], peak_memory)
+    summary["sort_spill_bytes"] += spill
+
+
+def _inputs_sorted_by_multijoin(description: str, inputs: int) -> int:
+    """From EXPLAIN's `sorts inputs: all | none (...) | [1, 3]`."""
+    sorted_part = description.rpartition("sorts inputs: ")[2]
+    if sorted_part.startswith("all"):
+        return inputs
+    return len(re.findall(r"\d+", sorted_part.split("(")[0]))
 
 
 _group_ids = itertools.count(1)

@@ -74,5 +74,6 @@ def _reset_confs(request):
             "spark.multijoin.bloomFilter.fpp",
             "spark.multijoin.bloomFilter.maxNumBits",
             "spark.sql.adaptive.enabled",
+            "spark.sql.legacy.bucketedTableScan.outputOrdering",
         ):
             session.conf.unset(key)

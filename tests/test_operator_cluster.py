@@ -10,7 +10,7 @@ import pytest
 pytestmark = pytest.mark.slow
 
 
-def test_hinted_query_on_local_cluster_matches_vanilla():
+def test_hinted_query_on_local_cluster_matches_vanilla_with_spilling_sorts():
     job = Path(__file__).with_name("cluster_job.py")
     completed = subprocess.run([sys.executable, str(job)], capture_output=True, text=True, timeout=600)
     assert completed.returncode == 0, completed.stderr[-5000:]
@@ -19,3 +19,4 @@ def test_hinted_query_on_local_cluster_matches_vanilla():
     assert result["multijoin_planned"], result
     assert result["rows"] == result["vanilla_rows"] > 0, result
     assert result["difference"] == 0, result
+    assert result["sort_spill_bytes"] > 0, result

@@ -60,7 +60,7 @@ def exchange_and_sort_counts(df) -> tuple[int, int]:
 
 @pytest.mark.parametrize("adaptive", ["true", "false"])
 @pytest.mark.parametrize("spelling", ["flat", "nested", "using"])
-def test_plan_has_one_exchange_and_one_sort_per_input(spark, adaptive, spelling):
+def test_plan_has_one_exchange_per_input_and_the_operator_sorts_them(spark, adaptive, spelling):
     spark.conf.set("spark.sql.adaptive.enabled", adaptive)
     n = 5
     register_inputs(spark, [["BIGINT"]] * n, [[(i, i)] * 2 + [(i + 1, 0)] for i in range(n)])
@@ -69,19 +69,51 @@ def test_plan_has_one_exchange_and_one_sort_per_input(spark, adaptive, spelling)
     names = node_names(df)
     assert names.count("MultiJoin") == 1, names
     assert "SortMergeJoin" not in names
-    assert exchange_and_sort_counts(df) == (n, n), names
+    # One shuffle per input; no Sort node, since the operator sorts each input itself.
+    assert exchange_and_sort_counts(df) == (n, 0), names
     plan = df._jdf.queryExecution().executedPlan().toString()
-    # Nothing between the operator and its inputs' sorts: every Sort sits directly below it.
     multijoin = next(node for node in _nodes(df) if node.nodeName() == "MultiJoin")
     children = multijoin.children()
-    child_names = [_skip_codegen_wrappers(children.apply(i)).nodeName() for i in range(children.size())]
-    assert child_names == ["Sort"] * n, (child_names, plan)
+    child_names = [_skip_wrappers(children.apply(i)).nodeName() for i in range(children.size())]
+    assert child_names == ["Exchange"] * n, (child_names, plan)
+    assert "sorts inputs: all" in plan, plan
+    metrics = multijoin_metrics(df)
+    assert metrics["sortPeakMemory"] > 0, metrics
 
 
-def _skip_codegen_wrappers(node):
-    while node.getClass().getSimpleName() in ("WholeStageCodegenExec", "InputAdapter"):
-        node = node.children().apply(0)
+def _skip_wrappers(node):
+    """Below codegen and adaptive-execution wrappers, to the node that does the work."""
+    while node.getClass().getSimpleName() in (
+        "WholeStageCodegenExec", "InputAdapter", "AQEShuffleReadExec", "ShuffleQueryStageExec"
+    ):
+        node = node.children().apply(0) if node.children().size() else node.plan()
     return node
+
+
+def test_inputs_that_arrive_in_key_order_are_not_sorted_again(spark, tmp_path):
+    """Tables bucketed and sorted on the key, with as many buckets as shuffle partitions, need
+    neither a shuffle nor a sort; the operator reads them as they are and returns vanilla's rows."""
+    spark.conf.set("spark.sql.legacy.bucketedTableScan.outputOrdering", "true")
+    spark.conf.set("spark.sql.adaptive.enabled", "false")
+    spark.conf.set("spark.multijoin.failOnFallback", "true")
+    partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    try:
+        for i in (1, 2, 3):
+            spark.sql(f"DROP TABLE IF EXISTS bucketed_t{i}")
+            spark.range(0, 300, i).selectExpr("CAST(id % 97 AS INT) AS k1", f"id AS v{i}") \
+                .repartition(partitions, "k1") \
+                .write.bucketBy(partitions, "k1").sortBy("k1") \
+                .option("path", str(tmp_path / f"t{i}")).saveAsTable(f"bucketed_t{i}")
+        tables = ["bucketed_t1", "bucketed_t2", "bucketed_t3"]
+        hinted = spark.sql(chain_sql(3, 1, "flat", hint=True, tables=tables))
+        plan = hinted._jdf.queryExecution().executedPlan().toString()
+        assert "sorts inputs: none" in plan, plan
+        assert exchange_and_sort_counts(hinted) == (0, 0), plan
+        assert_same_rows_as_vanilla(spark, chain_sql(3, 1, "flat", hint=True, tables=tables),
+                                    chain_sql(3, 1, "flat", hint=False, tables=tables))
+    finally:
+        for i in (1, 2, 3):
+            spark.sql(f"DROP TABLE IF EXISTS bucketed_t{i}")
 
 
 def _nodes(df):

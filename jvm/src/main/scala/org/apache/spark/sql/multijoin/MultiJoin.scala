@@ -55,7 +55,7 @@ object MultiJoin {
   }
 }
 
-/** Plans [[MultiJoin]]; EnsureRequirements then adds one shuffle and one sort per input. */
+/** Plans [[MultiJoin]]; EnsureRequirements then adds one shuffle per input. */
 object MultiJoinStrategy extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
     case MultiJoin(children, keys, joinType) =>

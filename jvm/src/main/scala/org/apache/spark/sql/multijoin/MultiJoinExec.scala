@@ -9,10 +9,11 @@ import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
 /**
- * The k-way sort-merge join. The planning contract is SortMergeJoinExec's, for N children: each
- * child clustered and sorted ascending (nulls first) on its own key, so EnsureRequirements puts
- * exactly one shuffle and one sort under each input, and none between join levels. Execution
- * (per partition, a merge of N sorted iterators) lives in [[MultiJoinScanner]].
+ * The k-way sort-merge join. Each child must be clustered on its own key, so EnsureRequirements
+ * puts exactly one shuffle under each input and none between join levels. Unlike
+ * SortMergeJoinExec, the operator sorts its inputs itself (see [[InputSorter]] for why), each
+ * exactly once and only when the child does not already deliver it in key order. Execution (per
+ * partition, a merge of N sorted iterators) lives in [[MultiJoinScanner]].
  */
 case class MultiJoinExec(keys: Seq[Seq[Expression]], joinType: JoinType, children: Seq[SparkPlan])
   extends SparkPlan {
@@ -21,12 +22,18 @@ case class MultiJoinExec(keys: Seq[Seq[Expression]], joinType: JoinType, childre
 
   override def requiredChildDistribution: Seq[Distribution] = keys.map(ClusteredDistribution(_))
 
-  override def requiredChildOrdering: Seq[Seq[SortOrder]] = keys.map(_.map(SortOrder(_, Ascending)))
+  /** The order the merge reads each input in: ascending on its key, nulls first. */
+  private def keyOrder(input: Int): Seq[SortOrder] = keys(input).map(SortOrder(_, Ascending))
+
+  /** The inputs the operator sorts: those whose child does not already deliver its key order. */
+  private lazy val sortedHere: Seq[Boolean] = children.indices.map { i =>
+    !SortOrder.orderingSatisfies(children(i).outputOrdering, keyOrder(i))
+  }
 
   // FULL: the output is clustered and sorted on coalesce(keys), which Spark cannot express;
   // claiming any input's partitioning would be wrong for rows missing from that input.
   // LEFT and INNER: every output row carries its driver row, so the driver's hash partitioning
-  // and order hold (as SortMergeJoinExec reports its streamed side's).
+  // and key order hold (as SortMergeJoinExec reports its streamed side's).
   override def outputPartitioning: Partitioning = joinType match {
     case FullOuter => UnknownPartitioning(children.head.outputPartitioning.numPartitions)
     case _ => children.head.outputPartitioning
@@ -34,12 +41,15 @@ case class MultiJoinExec(keys: Seq[Seq[Expression]], joinType: JoinType, childre
 
   override def outputOrdering: Seq[SortOrder] = joinType match {
     case FullOuter => Nil
-    case _ => children.head.outputOrdering
+    case _ => keyOrder(0)
   }
 
   override lazy val metrics: Map[String, SQLMetric] = Map(
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
-    "spillSize" -> SQLMetrics.createSizeMetric(sparkContext, "spill size")) ++
+    "spillSize" -> SQLMetrics.createSizeMetric(sparkContext, "spill size"),
+    "sortTime" -> SQLMetrics.createTimingMetric(sparkContext, "sort time"),
+    "sortPeakMemory" -> SQLMetrics.createSizeMetric(sparkContext, "peak memory of the sorts"),
+    "sortSpillSize" -> SQLMetrics.createSizeMetric(sparkContext, "spill size of the sorts")) ++
     children.indices.map { i =>
       MultiJoinExec.inputRowsMetric(i) ->
         SQLMetrics.createMetric(sparkContext, s"number of rows read from input ${i + 1}")
@@ -49,9 +59,19 @@ case class MultiJoinExec(keys: Seq[Seq[Expression]], joinType: JoinType, childre
     // Everything the tasks need is computed here, so the closure does not capture the plan.
     val numOutputRows = longMetric("numOutputRows")
     val spillSize = longMetric("spillSize")
+    val sortTime = longMetric("sortTime")
+    val sortPeakMemory = longMetric("sortPeakMemory")
+    val sortSpillSize = longMetric("sortSpillSize")
     val inputRows = children.indices.map(i => longMetric(MultiJoinExec.inputRowsMetric(i))).toArray
     val boundKeys = keys.zip(children).map { case (key, child) =>
       BindReferences.bindReferences(key, child.output)
+    }
+    val sorters: Seq[Option[InputSorter]] = children.indices.map { i =>
+      if (sortedHere(i)) {
+        val boundOrder = boundKeys(i).map(SortOrder(_, Ascending))
+        Some(new InputSorter(children(i).schema, boundOrder, conf.enableRadixSort,
+          inputsPerTask = sortedHere.count(identity)))
+      } else None
     }
     val keyTypes = keys.head.map(_.dataType)
     val inputSchemas = children.map(_.schema)
@@ -63,9 +83,13 @@ case class MultiJoinExec(keys: Seq[Seq[Expression]], joinType: JoinType, childre
       sparkContext,
       children.map(_.execute()),
       (context, inputs) => {
+        val sortedInputs = inputs.zip(sorters).map {
+          case (rows, Some(sorter)) => sorter.sort(rows, sortTime, sortPeakMemory, sortSpillSize)
+          case (rows, None) => rows
+        }
         val scanner = new MultiJoinScanner(
           joinType = joinType,
-          inputs = inputs.toArray,
+          inputs = sortedInputs.toArray,
           inputSchemas = inputSchemas,
           keyProjections = boundKeys.map(key => UnsafeProjection.create(key)).toArray,
           integralKeys = integralKeys,
@@ -81,7 +105,13 @@ case class MultiJoinExec(keys: Seq[Seq[Expression]], joinType: JoinType, childre
       })
   }
 
-  override def simpleString(maxFields: Int): String = MultiJoin.describe(joinType, keys)
+  override def simpleString(maxFields: Int): String = {
+    val sorted = sortedHere.zipWithIndex.collect { case (true, i) => i + 1 }
+    val sorts = if (sorted.size == children.size) "all"
+      else if (sorted.isEmpty) "none (all arrive in key order)"
+      else sorted.mkString("[", ", ", "]")
+    s"${MultiJoin.describe(joinType, keys)}, sorts inputs: $sorts"
+  }
 
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[SparkPlan]): MultiJoinExec =
     copy(children = newChildren)

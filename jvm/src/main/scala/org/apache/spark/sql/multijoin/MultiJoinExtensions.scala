@@ -13,8 +13,8 @@ import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo, Li
  *     elimination) run on the ordinary Join nodes; filters above the marker are pushed through it;
  *  3. pre-CBO, once operator optimisation is finished: the chain under the marker collapses into
  *     one [[MultiJoin]] node, or falls back with a warning that says why;
- *  4. planning: [[MultiJoin]] becomes [[MultiJoinExec]], and EnsureRequirements gives each input
- *     exactly one shuffle and one sort.
+ *  4. planning: [[MultiJoin]] becomes [[MultiJoinExec]], EnsureRequirements gives each input
+ *     exactly one shuffle, and the operator sorts each input once.
  */
 class MultiJoinExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {

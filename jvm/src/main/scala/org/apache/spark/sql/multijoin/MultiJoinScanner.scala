@@ -77,7 +77,7 @@ private[multijoin] final class MultiJoinScanner(
   private[this] var pending = false
   private[this] var closed = false
 
-  // Sort and Project emit UnsafeRows; this covers any child that does not.
+  // The sorter and Spark's operators emit UnsafeRows; this covers any child that does not.
   private[this] lazy val toUnsafe: Array[UnsafeProjection] =
     inputSchemas.map(schema => UnsafeProjection.create(schema)).toArray
 
