@@ -44,11 +44,15 @@ private[multijoin] final class MultiJoinScanner(
   private[this] val n = inputs.length
   private[this] val fieldsPerInput = inputSchemas.map(_.length).toArray
 
+  // Each input, read ahead in batches of copied rows (see ReadAheadInput).
+  private[this] val readers = Array.tabulate(n) { i =>
+    new ReadAheadInput(inputs(i), inputSchemas(i), MultiJoinScanner.ReadAheadBytes)
+  }
   // The head of each input: its next unconsumed row and that row's key; null once the input is
-  // exhausted. The child reuses its row object, so the head is copied, into one of two slots per
-  // input that take turns: the other slot still holds the previous head, which may be the row
-  // of the group being emitted. The key is either a long (integral keys) or lives in the input's
-  // own projection buffer, valid until the input's next fetch.
+  // exhausted. Two row objects per input take turns pointing at the head: the other one still
+  // points at the previous head, which may be the row of the group being emitted. The key is
+  // either a long (integral keys) or lives in the input's own projection buffer, valid until the
+  // input's next fetch.
   private[this] val headRow = new Array[UnsafeRow](n)
   private[this] val headKey = new Array[UnsafeRow](n)
   private[this] val headLong = new Array[Long](n)
@@ -58,7 +62,7 @@ private[multijoin] final class MultiJoinScanner(
   // The inputs whose head has the smallest key, found by nextFullGroup.
   private[this] val smallest = new Array[Int](n)
   private[this] val slots: Array[Array[UnsafeRow]] = fieldsPerInput.map { fields =>
-    Array.fill(2)(emptyRow(fields))
+    Array.fill(2)(new UnsafeRow(fields))
   }
   // The key of the current group: fetching overwrites the inputs' key buffers, so it is copied.
   private[this] val groupKey = emptyRow(keyArity)
@@ -76,10 +80,6 @@ private[multijoin] final class MultiJoinScanner(
 
   private[this] var pending = false
   private[this] var closed = false
-
-  // The sorter and Spark's operators emit UnsafeRows; this covers any child that does not.
-  private[this] lazy val toUnsafe: Array[UnsafeProjection] =
-    inputSchemas.map(schema => UnsafeProjection.create(schema)).toArray
 
   (0 until n).foreach(fetch)
 
@@ -104,15 +104,10 @@ private[multijoin] final class MultiJoinScanner(
   }
 
   private def fetch(i: Int): Unit = {
-    val input = inputs(i)
-    if (input.hasNext) {
-      val row = input.next() match {
-        case unsafe: UnsafeRow => unsafe
-        case other => toUnsafe(i)(other)
-      }
+    // The slot not holding the current head: the current head may be the row being emitted.
+    val slot = if (headRow(i) eq slots(i)(0)) slots(i)(1) else slots(i)(0)
+    if (readers(i).next(slot)) {
       inputRows(i) += 1
-      val slot = if (headRow(i) eq slots(i)(0)) slots(i)(1) else slots(i)(0)
-      slot.copyFrom(row)
       headRow(i) = slot
       if (longKeys) {
         val key = integralKey(i)
@@ -302,6 +297,11 @@ private[multijoin] final class MultiJoinScanner(
     bufferedCount = 0
     false
   }
+}
+
+private[multijoin] object MultiJoinScanner {
+  /** How many bytes of rows each input reads ahead at a time (two such arenas per input). */
+  val ReadAheadBytes: Int = 32 * 1024
 }
 
 /**
