@@ -28,19 +28,15 @@ private[multijoin] final class InputSorter(
 
   /** Sorts `rows` and returns them in key order; updates the metrics once the sort is done. */
   def sort(
-      rows: Iterator[InternalRow],
+      rows: Iterator[UnsafeRow],
       sortTime: SQLMetric,
       peakMemory: SQLMetric,
-      spillSize: SQLMetric): Iterator[InternalRow] = {
+      spillSize: SQLMetric): Iterator[UnsafeRow] = {
     val sorter = createSorter()
     val taskMetrics = TaskContext.get().taskMetrics()
     val spilledBefore = taskMetrics.memoryBytesSpilled
-    lazy val toUnsafe = UnsafeProjection.create(schema)
-    val unsafeRows = rows.map {
-      case unsafe: UnsafeRow => unsafe
-      case other => toUnsafe(other)
-    }
-    val sorted = sorter.sort(unsafeRows)
+    // The sorter hands back its rows as UnsafeRows, typed as InternalRow.
+    val sorted = sorter.sort(rows).asInstanceOf[Iterator[UnsafeRow]]
     sortTime += sorter.getSortTimeNanos / 1000000
     peakMemory += sorter.getPeakMemoryUsage
     spillSize += taskMetrics.memoryBytesSpilled - spilledBefore

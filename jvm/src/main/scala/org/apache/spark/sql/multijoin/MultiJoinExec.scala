@@ -2,11 +2,12 @@ package org.apache.spark.sql.multijoin
 
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Ascending, Attribute, BindReferences, Expression, RowOrdering, SortOrder, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{Ascending, Attribute, BindReferences, Expression, SortOrder, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.catalyst.plans.{FullOuter, JoinType}
 import org.apache.spark.sql.catalyst.plans.physical.{ClusteredDistribution, Distribution, Partitioning, UnknownPartitioning}
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
+import org.apache.spark.sql.types.StructType
 
 /**
  * The k-way sort-merge join. Each child must be clustered on its own key, so EnsureRequirements
@@ -66,16 +67,14 @@ case class MultiJoinExec(keys: Seq[Seq[Expression]], joinType: JoinType, childre
     val boundKeys = keys.zip(children).map { case (key, child) =>
       BindReferences.bindReferences(key, child.output)
     }
+    val inputSchemas = children.map(_.schema)
+    val sortsPerTask = sortedHere.count(identity)
     val sorters: Seq[Option[InputSorter]] = children.indices.map { i =>
       if (sortedHere(i)) {
         val boundOrder = boundKeys(i).map(SortOrder(_, Ascending))
-        Some(new InputSorter(children(i).schema, boundOrder, conf.enableRadixSort,
-          inputsPerTask = sortedHere.count(identity)))
+        Some(new InputSorter(inputSchemas(i), boundOrder, conf.enableRadixSort, sortsPerTask))
       } else None
     }
-    val keyTypes = keys.head.map(_.dataType)
-    val inputSchemas = children.map(_.schema)
-    val integralKeys = IntegralKey.forAll(boundKeys)
     val inMemoryThreshold = conf.getConf(MultiJoinConf.BUFFER_IN_MEMORY_THRESHOLD)
     val spillThreshold = conf.getConf(MultiJoinConf.BUFFER_SPILL_THRESHOLD)
 
@@ -83,18 +82,15 @@ case class MultiJoinExec(keys: Seq[Seq[Expression]], joinType: JoinType, childre
       sparkContext,
       children.map(_.execute()),
       (context, inputs) => {
-        val sortedInputs = inputs.zip(sorters).map {
-          case (rows, Some(sorter)) => sorter.sort(rows, sortTime, sortPeakMemory, sortSpillSize)
-          case (rows, None) => rows
+        val sortedInputs = inputs.indices.map { i =>
+          val rows = MultiJoinExec.asUnsafeRows(inputs(i), inputSchemas(i))
+          sorters(i).fold(rows)(_.sort(rows, sortTime, sortPeakMemory, sortSpillSize))
         }
         val scanner = new MultiJoinScanner(
           joinType = joinType,
           inputs = sortedInputs.toArray,
           inputSchemas = inputSchemas,
-          keyProjections = boundKeys.map(key => UnsafeProjection.create(key)).toArray,
-          integralKeys = integralKeys,
-          keyArity = keyTypes.size,
-          keyOrdering = RowOrdering.createNaturalAscendingOrdering(keyTypes),
+          boundKeys = boundKeys,
           inMemoryThreshold = inMemoryThreshold,
           spillThreshold = spillThreshold,
           numOutputRows = numOutputRows,
@@ -119,4 +115,16 @@ case class MultiJoinExec(keys: Seq[Seq[Expression]], joinType: JoinType, childre
 
 object MultiJoinExec {
   def inputRowsMetric(input: Int): String = s"numInputRows$input"
+
+  /**
+   * The sorter and the merge work on UnsafeRows, which Spark's operators emit; this converts the
+   * rows of any child that does not.
+   */
+  private def asUnsafeRows(rows: Iterator[InternalRow], schema: StructType): Iterator[UnsafeRow] = {
+    lazy val toUnsafe = UnsafeProjection.create(schema)
+    rows.map {
+      case unsafe: UnsafeRow => unsafe
+      case other => toUnsafe(other)
+    }
+  }
 }

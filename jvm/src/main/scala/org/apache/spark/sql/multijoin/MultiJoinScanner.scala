@@ -1,7 +1,7 @@
 package org.apache.spark.sql.multijoin
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{BaseOrdering, BoundReference, Cast, Expression, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, Cast, Expression, RowOrdering, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.catalyst.plans.{FullOuter, Inner, JoinType, LeftOuter}
 import org.apache.spark.sql.execution.ExternalAppendOnlyUnsafeRowArray
 import org.apache.spark.sql.execution.metric.SQLMetric
@@ -29,12 +29,9 @@ import org.apache.spark.sql.types._
  */
 private[multijoin] final class MultiJoinScanner(
     joinType: JoinType,
-    inputs: Array[Iterator[InternalRow]],
+    inputs: Array[Iterator[UnsafeRow]],
     inputSchemas: Seq[StructType],
-    keyProjections: Array[UnsafeProjection],
-    integralKeys: Option[Array[IntegralKey]],
-    keyArity: Int,
-    keyOrdering: BaseOrdering,
+    boundKeys: Seq[Seq[Expression]],
     inMemoryThreshold: Int,
     spillThreshold: Int,
     numOutputRows: SQLMetric,
@@ -46,7 +43,7 @@ private[multijoin] final class MultiJoinScanner(
 
   // Each input, read ahead in batches of copied rows (see ReadAheadInput).
   private[this] val readers = Array.tabulate(n) { i =>
-    new ReadAheadInput(inputs(i), inputSchemas(i), MultiJoinScanner.ReadAheadBytes)
+    new ReadAheadInput(inputs(i), MultiJoinScanner.ReadAheadBytes)
   }
   // The head of each input: its next unconsumed row and that row's key; null once the input is
   // exhausted. Two row objects per input take turns pointing at the head: the other one still
@@ -57,15 +54,21 @@ private[multijoin] final class MultiJoinScanner(
   private[this] val headKey = new Array[UnsafeRow](n)
   private[this] val headLong = new Array[Long](n)
   private[this] val headKeyHasNull = new Array[Boolean](n)
-  private[this] val longKeys = integralKeys.isDefined
-  private[this] val integralKey: Array[IntegralKey] = integralKeys.orNull
+  // Integral keys are read as longs; other keys are projected and compared with the generated
+  // ordering, which integral keys then do not need built.
+  private[this] val integralKey: Array[IntegralKey] = IntegralKey.forAll(boundKeys).orNull
+  private[this] val longKeys = integralKey != null
+  private[this] val keyProjections: Array[UnsafeProjection] =
+    if (longKeys) null else boundKeys.map(key => UnsafeProjection.create(key)).toArray
+  private[this] val keyOrdering =
+    if (longKeys) null else RowOrdering.createNaturalAscendingOrdering(boundKeys.head.map(_.dataType))
   // The inputs whose head has the smallest key, found by nextFullGroup.
   private[this] val smallest = new Array[Int](n)
   private[this] val slots: Array[Array[UnsafeRow]] = fieldsPerInput.map { fields =>
     Array.fill(2)(new UnsafeRow(fields))
   }
   // The key of the current group: fetching overwrites the inputs' key buffers, so it is copied.
-  private[this] val groupKey = emptyRow(keyArity)
+  private[this] val groupKey = emptyRow(boundKeys.head.size)
   private[this] var groupLong = 0L
 
   // The current group. `joined` holds each input's row of the combination to emit (null: the

@@ -1,8 +1,6 @@
 package org.apache.spark.sql.multijoin
 
-import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{UnsafeProjection, UnsafeRow}
-import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 import org.apache.spark.unsafe.Platform
 
 /**
@@ -20,8 +18,7 @@ import org.apache.spark.unsafe.Platform
  * are copied here anyway, since the input reuses its row object.
  */
 private[multijoin] final class ReadAheadInput(
-    input: Iterator[InternalRow],
-    schema: StructType,
+    input: Iterator[UnsafeRow],
     batchBytes: Int) {
 
   private[this] val arenas = Array.fill(2)(new Array[Byte](batchBytes))
@@ -31,8 +28,6 @@ private[multijoin] final class ReadAheadInput(
   private[this] var reading = 1
   private[this] var position = 0
   private[this] var exhausted = false
-
-  private[this] lazy val toUnsafe = UnsafeProjection.create(schema)
 
   /** Points `row` at the input's next row; false once there is none. */
   def next(row: UnsafeRow): Boolean = {
@@ -53,10 +48,7 @@ private[multijoin] final class ReadAheadInput(
     var count = 0
     var used = 0
     while (used < batchBytes && input.hasNext) {
-      val row = input.next() match {
-        case unsafe: UnsafeRow => unsafe
-        case other => toUnsafe(other)
-      }
+      val row = input.next()
       val size = row.getSizeInBytes
       if (used + size > arena.length) {
         arena = java.util.Arrays.copyOf(arena, math.max(2 * arena.length, used + size))
