@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from benchmarks import machine
-from dbt_multijoin.plans import node_metrics, plan_nodes
+from testkit.plans import node_metrics, plan_nodes
 from benchmarks.config import _rows as parse_rows
 
 HERE = Path(__file__).resolve().parent
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     rows, k = parse_rows(args.rows), args.k
     step = round(1 / args.driver_fraction)
 
-    from dbt_multijoin.spark import build_session
+    from testkit.session import build_session
 
     spark = build_session(app_name="dbt-multijoin-bench-driven", conf={
         "spark.sql.shuffle.partitions": str(args.shuffle_partitions),

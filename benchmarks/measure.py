@@ -16,7 +16,7 @@ import queue
 import re
 import time
 
-from dbt_multijoin.plans import node_metrics, plan_nodes
+from testkit.plans import node_metrics, plan_nodes
 
 _WRITE_NODES = ("OverwriteByExpressionExec", "AppendDataExec", "V2TableWriteExec")
 

@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         from benchmarks.run import use_operator_rev
 
         use_operator_rev(args.operator_rev, spec.work_dir)
-    from dbt_multijoin.spark import build_session
+    from testkit.session import build_session
 
     spark = build_session(master=spec.master, app_name="dbt-multijoin-profile", conf=spec.spark_conf())
     capture = None

@@ -77,7 +77,7 @@ def use_operator_rev(rev: str, work_dir) -> str:
 
 def run(spec: RunSpec) -> dict:
     operator_sha = use_operator_rev(spec.operator_rev, spec.work_dir) if spec.operator_rev else None
-    from dbt_multijoin.spark import build_session
+    from testkit.session import build_session
 
     started_at = datetime.datetime.now(datetime.timezone.utc)
     plan = []  # (config, k, rep, strategy)

@@ -7,8 +7,8 @@ own): the operator's sorts of its inputs must spill and still merge into vanilla
 import json
 import sys
 
-from dbt_multijoin.plans import node_metrics, plan_nodes
-from dbt_multijoin.spark import build_session
+from testkit.plans import node_metrics, plan_nodes
+from testkit.session import build_session
 
 spark = build_session(
     master="local-cluster[2,1,1024]",

@@ -38,7 +38,7 @@ def extension_log(tmp_path_factory) -> ExtensionLog:
 
 @pytest.fixture(scope="session")
 def spark(extension_log, tmp_path_factory):
-    from dbt_multijoin.spark import build_session
+    from testkit.session import build_session
 
     java_options = (
         f"-Dlog4j.configurationFile=file:{TESTS_DIR / 'log4j2-test.properties'} "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dbt_multijoin.plans import node_metrics, plan_nodes
+from testkit.plans import node_metrics, plan_nodes
 
 
 def executed_nodes(df):

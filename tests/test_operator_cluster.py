@@ -1,6 +1,7 @@
 """The operator on a real cluster: executors in their own JVMs receive the jar through spark.jars."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,9 @@ pytestmark = pytest.mark.slow
 
 def test_hinted_query_on_local_cluster_matches_vanilla_with_spilling_sorts():
     job = Path(__file__).with_name("cluster_job.py")
-    completed = subprocess.run([sys.executable, str(job)], capture_output=True, text=True, timeout=600)
+    # The job imports testkit from the repository root.
+    env = dict(os.environ, PYTHONPATH=str(job.parent.parent))
+    completed = subprocess.run([sys.executable, str(job)], capture_output=True, text=True, timeout=600, env=env)
     assert completed.returncode == 0, completed.stderr[-5000:]
     result = json.loads(completed.stdout.strip().splitlines()[-1])
     assert result["executors"] == 2, result

@@ -1,5 +1,5 @@
 """Walking a Spark physical plan (a py4j object) and reading its SQL metrics: one home for the
-tests, the benchmarks and anyone checking what really ran."""
+tests and the benchmarks."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from __future__ import annotations
 _WRAPPERS = {
     "AdaptiveSparkPlanExec": lambda p: p.executedPlan(),
     "ShuffleQueryStageExec": lambda p: p.plan(),
+    # Spark 4.0+ wraps AQE's final plan in a query stage of its own (SPARK-51008).
+    "ResultQueryStageExec": lambda p: p.plan(),
     "BroadcastQueryStageExec": lambda p: p.plan(),
     "TableCacheQueryStageExec": lambda p: p.plan(),
     "ReusedExchangeExec": lambda p: p.child(),

@@ -1,4 +1,4 @@
-"""A SparkSession with the extension loaded: for tests, benchmarks and notebooks."""
+"""A SparkSession with the extension loaded, for the tests and the benchmarks."""
 
 from __future__ import annotations
 
