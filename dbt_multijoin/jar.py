@@ -57,8 +57,23 @@ def spark_install() -> SparkInstall:
     raise JarBuildError(f"no spark-core jar under {home / 'jars'}: is pyspark installed completely?")
 
 
-def scala_sources() -> list[Path]:
-    return sorted(SOURCE_DIR.rglob("*.scala"))
+SHIM_ROOT = JVM_DIR / "src" / "shims"
+
+
+def shim_dir(spark: SparkInstall) -> Path:
+    """The sources of what differs between Spark versions: the most specific of
+    `jvm/src/shims/spark-<major>.<minor>` and `jvm/src/shims/spark-<major>`."""
+    major = spark.spark_minor.split(".")[0]
+    for candidate in (SHIM_ROOT / f"spark-{spark.spark_minor}", SHIM_ROOT / f"spark-{major}"):
+        if candidate.is_dir():
+            return candidate
+    raise JarBuildError(f"no shim sources for Spark {spark.spark_version} under {SHIM_ROOT}")
+
+
+def scala_sources(spark: SparkInstall) -> list[Path]:
+    """The common sources plus the shim of `spark`'s version."""
+    shims = sorted(shim_dir(spark).rglob("*.scala")) if SHIM_ROOT.is_dir() else []
+    return sorted(SOURCE_DIR.rglob("*.scala")) + shims
 
 
 def jar_path(spark: SparkInstall | None = None) -> Path:
@@ -83,8 +98,8 @@ def fingerprint(spark: SparkInstall) -> str:
     digest = hashlib.sha256()
     digest.update(_build_info_source(spark).encode())
     digest.update(Path(__file__).read_bytes())
-    for source in scala_sources():
-        digest.update(str(source.relative_to(SOURCE_DIR)).encode())
+    for source in scala_sources(spark):
+        digest.update(str(source.relative_to(JVM_DIR)).encode())
         digest.update(source.read_bytes())
     return digest.hexdigest()
 
@@ -106,7 +121,7 @@ def _compile(spark: SparkInstall, out_jar: Path) -> None:
             "-d",
             str(out_jar),
             str(build_info),
-            *map(str, scala_sources()),
+            *map(str, scala_sources(spark)),
         ]
         result = subprocess.run(command, capture_output=True, text=True)
         if result.returncode != 0 or not out_jar.exists():
