@@ -187,7 +187,8 @@ def test_sessions_after_a_closed_session(tmp_path, loading):
                     assert OPERATOR in plan and "SortMergeJoin" not in plan, plan
                     hinted, vanilla = in_order(query(cursor, HINTED)), in_order(query(cursor, VANILLA))
                 except Exception as error:  # a server error's text holds the server's stack trace
-                    raise AssertionError(f"session {session + 1} after the first close ({loading}): {str(error)[:2000]}") from error
+                    where = f"session {session + 1} after the first close ({loading})"
+                    raise AssertionError(f"{where}: {str(error)[:2000]}") from error
                 assert vanilla == expected_rows()
                 assert hinted == vanilla
 
@@ -206,7 +207,8 @@ SPARK_JARS_SESSION = textwrap.dedent(
              .config("spark.sql.extensions", extension).getOrCreate())
     try:
         jvm = spark._jvm
-        loader = jvm.java.lang.Class.forName(extension, False, jvm.java.lang.Thread.currentThread().getContextClassLoader()).getClassLoader()
+        context_loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+        loader = jvm.java.lang.Class.forName(extension, False, context_loader).getClassLoader()
         urls = [url.toString() for url in loader.getURLs()]
         loader.close()
         result = {"loader": loader.getClass().getName(), "urls": urls,
