@@ -1,4 +1,2 @@
-"""The strategy comparison of DESIGN.md section 6: chain, balanced, union_group, multiway, floor.
-
-Run it with `python -m benchmarks.run` from the repository root; see benchmarks/README.md.
-"""
+"""The benchmarks: the strategies that compute one multi-join, side by side on the same inputs.
+Run them with `python -m benchmarks` from the repository root; see benchmarks/README.md."""

@@ -1,199 +1,171 @@
-"""One command for the whole comparison: `python -m benchmarks.run [options]` (see --help).
+"""The runner behind `python -m benchmarks [options]` (see --help and benchmarks/README.md).
 
-Starts one Spark session (local[2], AQE on, broadcast off, the extension loaded,
-spark.multijoin.failOnFallback=true), generates or reuses the parquet inputs, warms the JVM up,
-then times every strategy on every k, repetitions interleaved (the order rotates each
-repetition), and writes results.json, results.md and plot.png to the output directory.
+One Spark session (local[2], AQE on, broadcast off, the extension loaded, failOnFallback on).
+For each shape, rows and k: the inputs are generated once as parquet and reused; then every
+strategy runs once per repetition, the order rotated each repetition so that drift hits all
+strategies alike. Each measurement is the wall time of building, planning and running the query
+(counting its rows); the executed plan then gives the shuffle bytes and the operator's metrics.
+Writes results.json (the per-repetition times and plan facts), results.md and plot.png.
 """
 
 from __future__ import annotations
 
+import argparse
 import datetime
+import json
 import os
+import platform
 import shlex
 import subprocess
 import sys
 import time
-import traceback
-from dataclasses import replace
 from pathlib import Path
 
-if __package__ in (None, ""):  # `python benchmarks/run.py`: make the package importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks import report, workload
+from testkit.plans import node_metrics, plan_nodes
 
-from benchmarks import data as datagen  # noqa: E402
-from benchmarks import machine, measure, report  # noqa: E402
-from benchmarks.config import REPO_ROOT, Config, RunSpec, config_to_json, spec_from_args  # noqa: E402
-from benchmarks.strategies import Inputs, build  # noqa: E402
-
-# The load of other processes (fraction of all CPUs) above which a run is marked provisional.
-BUSY_THRESHOLD = 0.10
+HERE = Path(__file__).resolve().parent
 
 
 def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def skipped_strategies(config: Config) -> dict[str, str]:
-    if "union_group" in config.strategies and not config.data.unique_keys:
-        return {"union_group": "GROUP BY k with max() is the FULL multi-join only for unique, "
-                               "non-NULL keys: it would merge duplicates (and NULL keys) into one row"}
-    return {}
-
-
-def _inputs(spark, spec: RunSpec, data_spec, k: int) -> Inputs:
-    views = datagen.register_inputs(spark, spec.work_dir, data_spec, k)
-    return Inputs(views=views, columns=[datagen.input_columns(i, data_spec) for i in range(1, k + 1)])
-
-
-def _measure_one(spark, capture, meter, strategy: str, inputs: Inputs, label: str) -> dict:
-    before = meter.reading()
-    result = measure.measure(spark, capture, lambda: build(spark, strategy, inputs), label)
-    result["other_load"] = meter.others(before, meter.reading())
-    if strategy == "floor":
-        result["output_rows"] = None  # not a join: it emits every input row once
-    return result
-
-
-def use_operator_rev(rev: str, work_dir) -> str:
-    """Points dbt_multijoin.jar at the jvm/ sources of git revision `rev` (exported into the work
-    dir, compiled there on first use), so a run measures a fixed operator whatever the worktree
-    holds. Must run before dbt_multijoin.jar is imported."""
-    if "dbt_multijoin.jar" in sys.modules:
-        raise RuntimeError("use_operator_rev must run before dbt_multijoin.jar is imported")
-    sha = subprocess.run(["git", "rev-parse", "--verify", f"{rev}^{{commit}}"], cwd=REPO_ROOT,
-                         capture_output=True, text=True, check=True).stdout.strip()
-    root = Path(work_dir) / "operator" / sha[:12]
-    sources = root / "jvm" / "src" / "main" / "scala"
-    if not sources.exists():
-        root.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(["git", "archive", sha, "jvm/src/main/scala"], cwd=REPO_ROOT,
-                                 capture_output=True, check=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(root)], input=archive, check=True)
-    os.environ["DBT_MULTIJOIN_SOURCES"] = str(sources)
-    os.environ["DBT_MULTIJOIN_TARGET"] = str(root / "target")
-    return sha
-
-
-def run(spec: RunSpec) -> dict:
-    operator_sha = use_operator_rev(spec.operator_rev, spec.work_dir) if spec.operator_rev else None
-    from testkit.session import build_session
-
-    started_at = datetime.datetime.now(datetime.timezone.utc)
-    plan = []  # (config, k, rep, strategy)
-    for config in spec.configs:
-        runnable = [s for s in config.strategies if s not in skipped_strategies(config)]
-        for k in config.ks:
-            for rep in range(spec.reps):
-                shift = rep % len(runnable)
-                for strategy in runnable[shift:] + runnable[:shift]:
-                    plan.append((config, k, rep, strategy))
-    log(f"benchmark '{spec.preset}': {len(plan)} timed measurements, output in {spec.out_dir}")
-
-    spark = build_session(master=spec.master, app_name="dbt-multijoin-benchmarks",
-                          conf=spec.spark_conf())
-    capture = None
-    failures = []
-    try:
-        spark.sparkContext.setLogLevel("ERROR")
-        capture = measure.QueryCapture(spark)
-        machine_info = machine.describe(spark)
-        operator_info = {**machine.operator(), "git_rev": spec.operator_rev, "git_sha": operator_sha}
-        meter = machine.LoadMeter(machine.jvm_pid(spark))
-        log(f"machine: {machine_info['cores']} cores, {machine_info['cpu_model']}, "
-            f"{(machine_info['memory_bytes'] or 0) / 2**30:.0f} GiB, {machine_info['java']}, "
-            f"Spark {machine_info['spark']}")
-
-        inputs_info = {}
-        for config in spec.configs:
-            log(f"inputs of {config.name}: {config.describe()}")
-            inputs_info[config.name] = datagen.ensure_inputs(
-                spark, spec.work_dir, config.data, max(config.ks), log=log)
-
-        if spec.warmup_rows > 0:
-            warm_started = time.perf_counter()
-            for config in spec.configs:
-                warm_data = replace(config.data, rows=spec.warmup_rows)
-                warm_k = min(max(config.ks), 4)  # same code paths as larger k, far fewer stages
-                datagen.ensure_inputs(spark, spec.work_dir, warm_data, warm_k, log=log)
-                warm_inputs = _inputs(spark, spec, warm_data, warm_k)
-                for strategy in config.strategies:
-                    if strategy not in skipped_strategies(config):
-                        measure.measure(spark, capture, lambda: build(spark, strategy, warm_inputs),
-                                        f"warmup-{strategy}")
-            log(f"warm-up done in {time.perf_counter() - warm_started:.1f} s")
-
-        measurements = []
-        timed_start = meter.reading()
-        registered = None
-        for index, (config, k, rep, strategy) in enumerate(plan, start=1):
-            if registered != (config.name, k):
-                inputs = _inputs(spark, spec, config.data, k)
-                registered = (config.name, k)
-            label = f"{config.name}-k{k}-r{rep}-{strategy}"
-            record = {"config": config.name, "k": k, "rep": rep, "strategy": strategy}
-            try:
-                record.update(_measure_one(spark, capture, meter, strategy, inputs, label))
-            except Exception as error:  # noqa: BLE001 - recorded, reported, and the run fails at the end
-                record["error"] = f"{type(error).__name__}: {error}".splitlines()[0][:500]
-                failures.append(record)
-                log(traceback.format_exc())
-            measurements.append(record)
-            if "error" in record:
-                line = f"FAILED {record['error']}"
-            else:
-                used = " MultiJoin" if record.get("multijoin") else ""
-                load = record.get("other_load")
-                line = (f"{record['seconds']:7.2f} s  shuffle {record['shuffle_bytes_written'] / 2**20:8.1f} MiB"
-                        f"  rows {record['output_rows'] if record['output_rows'] is not None else '-'}"
-                        f"{used}" + (f"  others' load {load:.0%}" if load is not None else ""))
-            log(f"[{index}/{len(plan)}] {config.name} k={k} rep {rep + 1}/{spec.reps} {strategy:<11} {line}")
-        other_load = meter.others(timed_start, meter.reading())
-    finally:
-        if capture is not None:
-            capture.close()
-        spark.stop()
-
-    busy = other_load is not None and other_load > BUSY_THRESHOLD
-    reasons = []
-    if spec.provisional:
-        reasons.append("marked provisional on the command line")
-    if busy:
-        reasons.append(f"other processes used {other_load:.0%} of the machine's CPU during the "
-                       f"timed measurements (threshold {BUSY_THRESHOLD:.0%})")
-    results = {
-        "schema": 1,
-        "created": started_at.isoformat(timespec="seconds"),
-        "duration_s": round((datetime.datetime.now(datetime.timezone.utc) - started_at).total_seconds(), 1),
-        "command": "python -m benchmarks.run " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
-        "run": spec.to_json(),
-        "spark_conf": spec.spark_conf(),
-        "machine": machine_info,
-        "operator": operator_info,
-        "other_load": other_load,
-        "provisional": bool(reasons),
-        "provisional_reasons": reasons,
-        "configs": [
-            {**config_to_json(config), "inputs": inputs_info[config.name],
-             "skipped": skipped_strategies(config)}
-            for config in spec.configs
-        ],
-        "measurements": measurements,
-        "failures": len(failures),
+def measure(spark, strategy: str, shape: str, k: int) -> dict:
+    started = time.perf_counter()
+    execution = workload.build(spark, strategy, shape, k)._jdf.queryExecution()
+    rows = execution.toRdd().count()
+    seconds = time.perf_counter() - started
+    plan = execution.executedPlan()
+    nodes = list(plan_nodes(plan, subqueries=True))
+    kinds = [node.getClass().getSimpleName() for node in nodes]
+    exchanges = [node_metrics(n) for n, kind in zip(nodes, kinds) if kind == "ShuffleExchangeExec"]
+    multijoin = [n for n, kind in zip(nodes, kinds) if kind == "MultiJoinExec"]
+    return {
+        "seconds": seconds,
+        "rows": rows,
+        "shuffle_bytes": sum(m["shuffleBytesWritten"] for m in exchanges),
+        "exchanges": len(exchanges),
+        "sort_merge_joins": kinds.count("SortMergeJoinExec"),
+        "multijoin_input_rows": _input_rows(multijoin[0]) if multijoin else None,
+        "bloom_filter": "might_contain" in plan.toString(),
     }
-    report.summarise(results)
-    return results
+
+
+def _input_rows(node) -> list[int]:
+    """Rows the operator read from each input: metrics numInputRows1..N (0..N-1 in older jars)."""
+    metrics, n = node_metrics(node), node.children().size()
+    first = 1 if f"numInputRows{n}" in metrics else 0
+    return [metrics[f"numInputRows{i}"] for i in range(first, first + n)]
+
+
+def target_groups(scale: float) -> list[tuple[str, int, tuple[int, ...], tuple[str, ...]]]:
+    """Exactly the measurements the targets need: per (shape, rows) its k and strategies (plus
+    the floor wherever the shape has one: multiway should shuffle exactly its bytes)."""
+    grouped: dict[tuple[str, int], list[report.Target]] = {}
+    for target in report.TARGETS:
+        grouped.setdefault((target.shape, target.rows), []).append(target)
+    groups = []
+    for (shape, rows), targets in grouped.items():
+        wanted = {s for t in targets for s in (t.numerator, t.denominator)} | {"floor"}
+        groups.append((shape, max(1, round(rows * scale)), tuple(sorted({t.k for t in targets})),
+                       tuple(s for s in workload.SHAPES[shape] if s in wanted)))
+    return groups
+
+
+def rows_arg(text: str) -> int:
+    text = text.strip().lower()
+    scale = {"k": 1_000, "m": 1_000_000}.get(text[-1:], 1)
+    return int(float(text[:-1] if scale > 1 else text) * scale)
+
+
+def list_arg(text: str) -> list[str]:
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def parse(argv: list[str] | None):
+    p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--targets", action="store_true", help="run exactly what the targets need")
+    p.add_argument("--scale", type=float, default=1.0, help="multiply the targets' rows (quick checks)")
+    p.add_argument("--shapes", type=list_arg, default=["unique"], help="comma list of unique, dups, left")
+    p.add_argument("--rows", type=rows_arg, default=1_000_000, help="rows per input: 50k, 2m, ...")
+    p.add_argument("--k", type=lambda t: tuple(int(v) for v in list_arg(t)), default=(2, 4, 8),
+                   help="comma list of input counts (the LEFT shape: inputs besides the driver)")
+    p.add_argument("--strategies", type=list_arg, help="comma list (default: all the shape has)")
+    p.add_argument("--reps", type=int, default=3, help="timed repetitions (default 3)")
+    p.add_argument("--warmup", type=int, default=1, help="untimed repetitions first (default 1)")
+    p.add_argument("--shuffle-partitions", type=int, default=200)
+    p.add_argument("--driver-memory", default="4g")
+    p.add_argument("--name", help="results go to benchmarks/results/NAME (default: "
+                                  "targets-spark<version> or custom-spark<version>)")
+    p.add_argument("--out", type=Path, help="results directory (instead of --name)")
+    p.add_argument("--work-dir", type=Path, default=HERE / "work", help="generated inputs, spill")
+    args = p.parse_args(argv)
+    unknown = [s for s in args.shapes if s not in workload.SHAPES]
+    if unknown or args.reps < 1 or args.warmup < 0:
+        p.error(f"shapes are {', '.join(workload.SHAPES)}; --reps >= 1, --warmup >= 0")
+    if args.targets:
+        groups = target_groups(args.scale)
+    else:
+        groups = [(shape, args.rows, args.k, tuple(s for s in workload.SHAPES[shape]
+                                                   if not args.strategies or s in args.strategies))
+                  for shape in args.shapes]
+    return args, groups
+
+
+def _machine(spark) -> dict:
+    commit = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=HERE,
+                            capture_output=True, text=True).stdout.strip()
+    return {"spark": spark.version, "java": spark.sparkContext._jvm.System.getProperty("java.version"),
+            "python": platform.python_version(), "cores": os.cpu_count(), "commit": commit}
 
 
 def main(argv: list[str] | None = None) -> int:
-    spec = spec_from_args(argv)
-    results = run(spec)
-    paths = report.write_all(results, spec.out_dir)
-    for path in paths:
+    import pyspark
+    from testkit.session import build_session
+
+    args, groups = parse(argv)
+    name = args.name or f"{'targets' if args.targets else 'custom'}-spark{pyspark.__version__}"
+    out = (args.out or HERE / "results" / name).resolve()
+    work = args.work_dir.resolve()
+    confs = {
+        "spark.driver.memory": args.driver_memory,
+        "spark.sql.autoBroadcastJoinThreshold": "-1",
+        "spark.sql.shuffle.partitions": str(args.shuffle_partitions),
+        "spark.multijoin.failOnFallback": "true",  # multiway is always the operator, never vanilla
+        "spark.ui.showConsoleProgress": "false",
+        "spark.local.dir": str(work / "spark-local"),
+        "spark.sql.warehouse.dir": str(work / "spark-warehouse"),
+    }
+    run = {"name": name, "command": "python -m benchmarks " + shlex.join(sys.argv[1:] if argv is None else argv),
+           "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+           "reps": args.reps, "warmup": args.warmup, "confs": confs, "groups": []}
+    spark = build_session(app_name="dbt-multijoin-benchmarks", conf=confs)
+    try:
+        spark.sparkContext.setLogLevel("ERROR")
+        run["machine"] = _machine(spark)
+        for shape, rows, ks, strategies in groups:
+            for k in ks:
+                inputs = workload.register_inputs(spark, work, shape, rows, k)
+                group = {"shape": shape, "rows": rows, "k": k, "input_rows": inputs, "strategies": {}}
+                for rep in range(-args.warmup, args.reps):
+                    shift = rep % len(strategies)
+                    for strategy in strategies[shift:] + strategies[:shift]:
+                        m = measure(spark, strategy, shape, k)
+                        log(f"{shape} {rows:,} rows k={k} {'warm-up' if rep < 0 else f'rep {rep + 1}'} "
+                            f"{strategy:<11} {m['seconds']:7.2f} s  shuffle {m['shuffle_bytes'] / 2**20:8.1f} "
+                            f"MiB  rows {m['rows']:,}")
+                        if rep >= 0:
+                            seconds = group["strategies"].get(strategy, {}).get("seconds", [])
+                            group["strategies"][strategy] = {**m, "seconds": seconds + [m["seconds"]]}
+                run["groups"].append(group)
+    finally:
+        spark.stop()
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(run, indent=1) + "\n")
+    for path in [out / "results.json"] + report.write(out, [run]):
         log(f"wrote {path}")
-    if results["failures"]:
-        log(f"{results['failures']} measurement(s) failed; see 'error' in {spec.out_dir / 'results.json'}")
-        return 1
     return 0
 
 

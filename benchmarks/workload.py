@@ -1,0 +1,116 @@
+"""What is measured: the data shapes (parquet inputs generated once, reused) and the strategies
+that compute the same multi-join (the join semantics: docs/semantics.md).
+
+Shapes (k inputs t1..tk of `rows` rows each, key `k`, 3 doubles per input):
+- `unique`: each input keeps every id of a universe of 2 x rows ids with probability 1/2, so two
+  inputs share about half their keys; FULL joins.
+- `dups`: `unique` where 10% of each input's keys appear 3 times; FULL joins.
+- `left`: a driver t0 holding 5% of the keys, LEFT-joined to k inputs that hold every key.
+The key is the id times an odd 64-bit constant: unique, and scattered in the files, so no
+strategy gets pre-sorted input for free.
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+from pathlib import Path
+
+FULL_STRATEGIES = ("chain", "balanced", "union_group", "multiway", "floor")
+SHAPES = {  # shape -> the strategies that compute its join (or, for floor, bound its cost)
+    "unique": FULL_STRATEGIES,
+    # GROUP BY k with max() merges duplicated keys: it is the FULL join only for unique keys.
+    "dups": tuple(s for s in FULL_STRATEGIES if s != "union_group"),
+    # The vanilla LEFT chain runs with Spark's own runtime filter at its defaults.
+    "left": ("chain", "multiway"),
+}
+COLUMNS = 3
+_SCRAMBLE = -7046029254386353131  # 0x9E3779B97F4A7C15 as a signed long: odd, a bijection mod 2^64
+_DATA_VERSION = 2  # bump when the generated data changes: old directories are then not reused
+
+
+def columns(i: int) -> list[str]:
+    return [f"c{i}_{j}" for j in range(COLUMNS if i > 0 else 1)]
+
+
+def _input_df(spark, shape: str, rows: int, i: int):
+    """Input i (t0 is the LEFT shape's driver): a function of (shape, rows, i) only."""
+    if shape == "left":
+        ids = spark.range(rows).where("pmod(id, 20) = 0") if i == 0 else spark.range(rows)
+    else:
+        ids = spark.range(2 * rows).where(f"pmod(xxhash64(id, {i}), 2) = 0")
+        if shape == "dups":
+            ids = ids.selectExpr(
+                f"explode(sequence(1, IF(pmod(xxhash64(id, {i}, 1), 10) = 0, 3, 1))) AS copy", "id")
+    values = [f"rand({i * 100 + j}) AS {name}" for j, name in enumerate(columns(i))]
+    return ids.selectExpr(f"id * CAST({_SCRAMBLE} AS BIGINT) AS k", *values)
+
+
+def register_inputs(spark, work_dir: Path, shape: str, rows: int, k: int) -> dict[str, int]:
+    """Temp views over inputs of the shape (generated on first use); returns rows per view."""
+    directory = work_dir / "data" / f"v{_DATA_VERSION}-{shape}-{rows}"
+    # The scrambled key relies on wrapping 64-bit multiplication (Spark 4 turns ANSI mode on).
+    ansi = spark.conf.get("spark.sql.ansi.enabled")
+    spark.conf.set("spark.sql.ansi.enabled", "false")
+    counts = {}
+    try:
+        for i in range(0 if shape == "left" else 1, k + 1):
+            path = directory / f"t{i}"
+            if not (path / "_SUCCESS").exists():
+                _input_df(spark, shape, rows, i).write.mode("overwrite").parquet(str(path))
+            df = spark.read.parquet(str(path))
+            df.createOrReplaceTempView(f"t{i}")
+            counts[f"t{i}"] = df.count()
+    finally:
+        spark.conf.set("spark.sql.ansi.enabled", ansi)
+    return counts
+
+
+def _coalesced_key(views: list[str]) -> str:
+    return f"{views[0]}.k" if len(views) == 1 else "coalesce(" + ", ".join(f"{v}.k" for v in views) + ")"
+
+
+def chain_sql(shape: str, k: int, hint: bool = False) -> str:
+    """The flat chain the hint rewrites. FULL: input j joins on the coalesce of the keys before
+    it; LEFT: every input joins on the driver's key."""
+    first = 0 if shape == "left" else 1
+    views = [f"t{i}" for i in range(first, k + 1)]
+    key = "t0.k" if shape == "left" else _coalesced_key(views)
+    select = [f"{key} AS k"] + [f"{v}.{c}" for i, v in enumerate(views, first) for c in columns(i)]
+    sql = f"SELECT {'/*+ MULTI_JOIN */ ' if hint else ''}{', '.join(select)} FROM {views[0]}"
+    for j in range(1, len(views)):
+        if shape == "left":
+            sql += f" LEFT JOIN {views[j]} ON t0.k = {views[j]}.k"
+        else:
+            sql += f" FULL OUTER JOIN {views[j]} ON {_coalesced_key(views[:j])} = {views[j]}.k"
+    return sql
+
+
+def balanced_sql(lo: int, hi: int) -> str:
+    """Inputs lo..hi-1 FULL-joined as a balanced tree; each node outputs coalesce(l.k, r.k)."""
+    if hi - lo == 1:
+        return f"SELECT * FROM t{lo}"
+    mid = (lo + hi) // 2
+    values = [f"{side}.{c}" for side, (a, b) in (("l", (lo, mid)), ("r", (mid, hi)))
+              for i in range(a, b) for c in columns(i)]
+    return (f"SELECT coalesce(l.k, r.k) AS k, {', '.join(values)} FROM ({balanced_sql(lo, mid)}) l "
+            f"FULL OUTER JOIN ({balanced_sql(mid, hi)}) r ON l.k = r.k")
+
+
+def union_group_sql(k: int) -> str:
+    """UNION ALL of every input padded with NULLs, then GROUP BY k with max()."""
+    every = [c for i in range(1, k + 1) for c in columns(i)]
+    branches = [f"SELECT k, " + ", ".join(c if c in columns(i) else f"CAST(NULL AS DOUBLE) AS {c}"
+                                           for c in every) + f" FROM t{i}" for i in range(1, k + 1)]
+    return (f"SELECT k, {', '.join(f'max({c}) AS {c}' for c in every)} "
+            f"FROM ({' UNION ALL '.join(branches)}) u GROUP BY k")
+
+
+def build(spark, strategy: str, shape: str, k: int):
+    """The DataFrame of one strategy. `floor` is not a join: every input shuffled by key once and
+    sorted, the work no strategy avoids (repartition without a number, like the joins' shuffles)."""
+    if strategy == "floor":
+        parts = [spark.table(f"t{i}").repartition("k").sortWithinPartitions("k") for i in range(1, k + 1)]
+        return reduce(lambda a, b: a.unionAll(b), parts)
+    sql = {"chain": lambda: chain_sql(shape, k), "multiway": lambda: chain_sql(shape, k, hint=True),
+           "balanced": lambda: balanced_sql(1, k + 1), "union_group": lambda: union_group_sql(k)}
+    return spark.sql(sql[strategy]())
