@@ -1,26 +1,38 @@
 """The `dbt-multijoin` command.
 
 `jar` and `extension` are a stable interface that tools outside this repo call: they print
-exactly one line on stdout (a path, a class name) and diagnostics on stderr.
+exactly one line on stdout (a path, a class name) and diagnostics on stderr. This is the only
+module that turns the library's errors (dbt_multijoin.errors) into messages and exit codes.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from dbt_multijoin import EXTENSION_CLASS, __version__
+from dbt_multijoin.errors import DbtMultijoinError
 
 
 def _cmd_jar(args: argparse.Namespace) -> int:
-    from dbt_multijoin.jar import JarBuildError, ensure_jar
+    from dbt_multijoin import jar
 
-    try:
-        jar = ensure_jar(force=args.rebuild)
-    except JarBuildError as error:
-        print(error, file=sys.stderr)
-        return 1
-    print(jar)
+    compiling = args.spark_home or args.sources or args.target or args.rebuild
+    if args.spark is not None:
+        if compiling:
+            raise DbtMultijoinError("--spark names a shipped jar: it takes no --spark-home, --sources, --target or --rebuild")
+        path = jar.shipped_jar(args.spark)
+    elif compiling:
+        path = jar.ensure_jar(
+            jar.SparkInstall.from_home(args.spark_home) if args.spark_home else None,
+            sources=args.sources or jar.CHECKOUT_SOURCES,
+            target=args.target or jar.CHECKOUT_TARGET,
+            force=args.rebuild,
+        )
+    else:
+        path = jar.extension_jar()
+    print(path)
     return 0
 
 
@@ -39,17 +51,86 @@ def _cmd_profile(args: argparse.Namespace) -> int:
 def _cmd_thrift(args: argparse.Namespace) -> int:
     from dbt_multijoin import thrift
 
-    return thrift.main(args)
+    server = thrift.ThriftServer(args.port, args.dir)
+    if args.action == "status":
+        pid = server.pid()
+        if pid is None:
+            print(f"stopped (port {args.port}, {server.state_dir})")
+            return 1
+        state = "running" if server.accepts_connections() else "starting"
+        print(f"{state}: pid {pid}, {thrift.HOST}:{args.port}, log {server.log_file}")
+        return 0
+    if args.action == "stop":
+        stopped = thrift.stop(args.port, args.dir, timeout=min(args.timeout, thrift.STOP_TIMEOUT))
+        print(f"stopped (port {args.port})" if stopped else f"not running (port {args.port})")
+        return 0
+    jar: Path | None | bool = None if args.no_extension else (args.jar or True)
+    server = thrift.start(args.port, args.dir, jar=jar, master=args.master, confs=dict(args.conf), timeout=args.timeout)
+    print(f"started: pid {server.pid()}, {thrift.HOST}:{args.port}, log {server.log_file}")
+    print("  extension: none (vanilla Spark)" if args.no_extension else f"  extension: {EXTENSION_CLASS}")
+    print(f"  stop with: dbt-multijoin thrift stop --port {args.port}" + (f" --dir {args.dir}" if args.dir else ""))
+    return 0
+
+
+def _conf(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key, value
+
+
+def _add_jar_command(commands) -> None:
+    jar = commands.add_parser(
+        "jar",
+        help="print the path of the extension jar for the installed pyspark (compiled in a checkout, shipped otherwise)",
+    )
+    jar.add_argument("--spark", metavar="MINOR", help="the jar shipped with this installation for Spark MINOR (e.g. 3.5, 4.3)")
+    jar.add_argument("--spark-home", type=Path, help="compile for the Spark in this directory (a pyspark directory)")
+    jar.add_argument("--sources", type=Path, help="compile these Scala sources (default: jvm/src of the checkout)")
+    jar.add_argument("--target", type=Path, help="compile into this directory (default: jvm/target of the checkout)")
+    jar.add_argument("--rebuild", action="store_true", help="compile even if the jar is up to date")
+    jar.set_defaults(func=_cmd_jar)
+
+
+def _add_thrift_command(commands) -> None:
+    from dbt_multijoin import thrift
+    from dbt_multijoin.launch import describe_thrift_command
+
+    parser = commands.add_parser(
+        "thrift",
+        help="run a local Spark Thrift Server with the extension",
+        description="A local Spark Thrift Server with the extension, on 127.0.0.1, stopped by its pid. `start` runs\n  "
+        + describe_thrift_command(thrift.DEFAULT_PORT, "<jar>")
+        + "\nwith a warehouse and Derby metastore in the state directory.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("action", choices=["start", "stop", "status"])
+    parser.add_argument(
+        "--port", type=int, default=thrift.DEFAULT_PORT, help=f"thrift port on {thrift.HOST} (default: {thrift.DEFAULT_PORT})"
+    )
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        default=None,
+        help="state directory: pid file, log, warehouse, Derby metastore (default: ~/.cache/dbt-multijoin/thrift-<port>)",
+    )
+    parser.add_argument("--master", default=thrift.DEFAULT_MASTER, help=f"Spark master (default: {thrift.DEFAULT_MASTER})")
+    parser.add_argument(
+        "--conf", type=_conf, action="append", default=[], metavar="KEY=VALUE", help="extra Spark conf (repeatable)"
+    )
+    parser.add_argument("--jar", type=Path, default=None, help="extension jar (default: `dbt-multijoin jar`)")
+    parser.add_argument(
+        "--no-extension", action="store_true", help="start vanilla Spark without the jar (to test the missing-extension path)"
+    )
+    parser.add_argument("--timeout", type=float, default=thrift.START_TIMEOUT, help="seconds to wait for start/stop")
+    parser.set_defaults(func=_cmd_thrift)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dbt-multijoin", description=__doc__)
+    parser = argparse.ArgumentParser(prog="dbt-multijoin", description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", action="version", version=__version__)
     commands = parser.add_subparsers(dest="command", required=True)
-
-    jar = commands.add_parser("jar", help="print the path of the extension jar, building it if needed")
-    jar.add_argument("--rebuild", action="store_true", help="compile even if the jar is up to date")
-    jar.set_defaults(func=_cmd_jar)
+    _add_jar_command(commands)
 
     extension = commands.add_parser("extension", help="print the class name for spark.sql.extensions")
     extension.set_defaults(func=_cmd_extension)
@@ -61,17 +142,17 @@ def build_parser() -> argparse.ArgumentParser:
     profile.add_argument("--port", type=int, default=10000, help="thrift port (default: 10000)")
     profile.set_defaults(func=_cmd_profile)
 
-    thrift = commands.add_parser("thrift", help="run a local Spark Thrift Server with the extension")
-    from dbt_multijoin import thrift as thrift_module
-
-    thrift_module.add_arguments(thrift)
-    thrift.set_defaults(func=_cmd_thrift)
+    _add_thrift_command(commands)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except DbtMultijoinError as error:
+        print(f"dbt-multijoin {args.command}: {error}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

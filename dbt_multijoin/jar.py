@@ -1,15 +1,19 @@
 """Build and locate the Spark extension jar.
 
-There is no sbt or Maven here: the Scala compiler ships inside the pyspark wheel
-(`scala-compiler-2.12.x.jar` next to Spark's own jars), so we compile `jvm/src` with it
-against exactly the Spark the user runs. The jar is rebuilt only when its fingerprint (the
-sources, our version, the Spark and Scala versions) changes.
+Two ways to get a jar, one per kind of installation:
+- a source checkout compiles `jvm/src` with the Scala compiler that ships inside the pyspark
+  wheel (`scala-compiler-2.1x.jar` next to Spark's own jars): no sbt or Maven. The jar is rebuilt
+  only when its fingerprint (the sources, our version, the Spark and Scala versions) changes;
+- an installed wheel ships one ready jar per Spark minor in `dbt_multijoin/jars/` (put there by
+  `scripts/dist.sh`), so it needs neither the sources nor a compiler, nor pyspark.
+`extension_jar()` picks the right one for the pyspark of this environment.
 """
 
 from __future__ import annotations
 
 import fcntl
 import hashlib
+import importlib.util
 import os
 import re
 import subprocess
@@ -18,23 +22,34 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dbt_multijoin import __version__
+from dbt_multijoin.errors import JarBuildError, JarNotFoundError, PysparkNotInstalledError
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-JVM_DIR = REPO_ROOT / "jvm"
-# Both overridable: a read-only install puts the jar elsewhere; tests compile a copy of the sources.
-SOURCE_DIR = Path(os.environ.get("DBT_MULTIJOIN_SOURCES", JVM_DIR / "src" / "main" / "scala"))
-TARGET_DIR = Path(os.environ.get("DBT_MULTIJOIN_TARGET", JVM_DIR / "target"))
+_PACKAGE_DIR = Path(__file__).resolve().parent
+# In a checkout the package sits next to jvm/; installed from a wheel, jvm/src does not exist.
+CHECKOUT_SOURCES = _PACKAGE_DIR.parent / "jvm" / "src"
+CHECKOUT_TARGET = _PACKAGE_DIR.parent / "jvm" / "target"
+SHIPPED_JARS = _PACKAGE_DIR / "jars"
 
-
-class JarBuildError(RuntimeError):
-    """The Scala compiler rejected the sources; the message holds its output."""
+_JAR_NAME = re.compile(r"dbt-multijoin-spark(\d+\.\d+)_(\d+\.\d+)-(.+)\.jar")
 
 
 @dataclass(frozen=True)
 class SparkInstall:
-    home: Path
+    home: Path  # the pyspark directory, with jars/ and bin/
     spark_version: str  # e.g. 3.5.9
     scala_binary: str  # e.g. 2.12
+
+    @classmethod
+    def from_home(cls, home: Path | str) -> SparkInstall:
+        """The Spark in `home`: a pyspark directory, or a directory holding one (`pip install --target`)."""
+        home = Path(home).resolve()
+        if not (home / "jars").is_dir() and (home / "pyspark" / "jars").is_dir():
+            home = home / "pyspark"
+        for jar in (home / "jars").glob("spark-core_*.jar"):
+            match = re.fullmatch(r"spark-core_(\d+\.\d+)-(\d+\.\d+\.\d+).*\.jar", jar.name)
+            if match:
+                return cls(home, spark_version=match.group(2), scala_binary=match.group(1))
+        raise JarBuildError(f"no spark-core jar under {home / 'jars'}: not a Spark home, or an incomplete pyspark")
 
     @property
     def jars(self) -> Path:
@@ -45,41 +60,45 @@ class SparkInstall:
         return ".".join(self.spark_version.split(".")[:2])
 
 
-def spark_install() -> SparkInstall:
-    """The Spark that pyspark brings: its home, Spark version and Scala binary version."""
-    import pyspark
-
-    home = Path(pyspark.__file__).resolve().parent
-    for jar in (home / "jars").glob("spark-core_*.jar"):
-        match = re.fullmatch(r"spark-core_(\d+\.\d+)-(\d+\.\d+\.\d+).*\.jar", jar.name)
-        if match:
-            return SparkInstall(home, spark_version=match.group(2), scala_binary=match.group(1))
-    raise JarBuildError(f"no spark-core jar under {home / 'jars'}: is pyspark installed completely?")
-
-
-SHIM_ROOT = JVM_DIR / "src" / "shims"
+def installed_spark() -> SparkInstall:
+    """The Spark that the pyspark of this environment brings (found without importing it)."""
+    spec = importlib.util.find_spec("pyspark")
+    if spec is None or not spec.submodule_search_locations:
+        raise PysparkNotInstalledError(
+            "pyspark is not installed in this environment: install it (pip install 'dbt-multijoin[spark]'), "
+            "or name the Spark version with --spark MINOR (shipped: %s)" % (", ".join(shipped_jars()) or "none")
+        )
+    return SparkInstall.from_home(spec.submodule_search_locations[0])
 
 
-def shim_dir(spark: SparkInstall) -> Path:
+def jar_name(spark: SparkInstall) -> str:
+    return f"dbt-multijoin-spark{spark.spark_minor}_{spark.scala_binary}-{__version__}.jar"
+
+
+# --- compiling (a checkout) --------------------------------------------------------------------
+
+
+def shim_dir(spark: SparkInstall, sources: Path = CHECKOUT_SOURCES) -> Path:
     """The sources of what differs between Spark versions: the most specific of
-    `jvm/src/shims/spark-<major>.<minor>` and `jvm/src/shims/spark-<major>`."""
+    `shims/spark-<major>.<minor>` and `shims/spark-<major>` under `sources`."""
     major = spark.spark_minor.split(".")[0]
-    for candidate in (SHIM_ROOT / f"spark-{spark.spark_minor}", SHIM_ROOT / f"spark-{major}"):
+    shims = sources / "shims"
+    for candidate in (shims / f"spark-{spark.spark_minor}", shims / f"spark-{major}"):
         if candidate.is_dir():
             return candidate
-    raise JarBuildError(f"no shim sources for Spark {spark.spark_version} under {SHIM_ROOT}")
+    raise JarBuildError(f"no shim sources for Spark {spark.spark_version} under {shims}")
 
 
-def scala_sources(spark: SparkInstall) -> list[Path]:
-    """The common sources plus the shim of `spark`'s version."""
-    shims = sorted(shim_dir(spark).rglob("*.scala")) if SHIM_ROOT.is_dir() else []
-    return sorted(SOURCE_DIR.rglob("*.scala")) + shims
-
-
-def jar_path(spark: SparkInstall | None = None) -> Path:
-    spark = spark or spark_install()
-    name = f"dbt-multijoin-spark{spark.spark_minor}_{spark.scala_binary}-{__version__}.jar"
-    return TARGET_DIR / name
+def scala_sources(spark: SparkInstall, sources: Path = CHECKOUT_SOURCES) -> list[Path]:
+    """The common sources (`main/scala`) plus the shim of `spark`'s version."""
+    common = sources / "main" / "scala"
+    if not common.is_dir():
+        raise JarBuildError(
+            f"no Scala sources under {common}: compiling needs a source checkout; "
+            "an installed package ships ready jars (dbt-multijoin jar --spark MINOR)"
+        )
+    shims = sorted(shim_dir(spark, sources).rglob("*.scala")) if (sources / "shims").is_dir() else []
+    return sorted(common.rglob("*.scala")) + shims
 
 
 def _build_info_source(spark: SparkInstall) -> str:
@@ -94,17 +113,17 @@ def _build_info_source(spark: SparkInstall) -> str:
     )
 
 
-def fingerprint(spark: SparkInstall) -> str:
+def fingerprint(spark: SparkInstall, sources: Path = CHECKOUT_SOURCES) -> str:
     digest = hashlib.sha256()
     digest.update(_build_info_source(spark).encode())
     digest.update(Path(__file__).read_bytes())
-    for source in scala_sources(spark):
-        digest.update(str(source.relative_to(JVM_DIR)).encode())
+    for source in scala_sources(spark, sources):
+        digest.update(str(source.relative_to(sources)).encode())
         digest.update(source.read_bytes())
     return digest.hexdigest()
 
 
-def _compile(spark: SparkInstall, out_jar: Path) -> None:
+def _compile(spark: SparkInstall, sources: Path, out_jar: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="dbt-multijoin-build-") as work:
         build_info = Path(work) / "BuildInfo.scala"
         build_info.write_text(_build_info_source(spark))
@@ -121,7 +140,7 @@ def _compile(spark: SparkInstall, out_jar: Path) -> None:
             "-d",
             str(out_jar),
             str(build_info),
-            *map(str, scala_sources(spark)),
+            *map(str, scala_sources(spark, sources)),
         ]
         result = subprocess.run(command, capture_output=True, text=True)
         if result.returncode != 0 or not out_jar.exists():
@@ -130,25 +149,71 @@ def _compile(spark: SparkInstall, out_jar: Path) -> None:
             )
 
 
-def ensure_jar(force: bool = False) -> Path:
-    """Return the path of an up-to-date jar, compiling it first when the sources changed."""
-    spark = spark_install()
-    jar = jar_path(spark)
+def ensure_jar(
+    spark: SparkInstall | None = None,
+    *,
+    sources: Path = CHECKOUT_SOURCES,
+    target: Path = CHECKOUT_TARGET,
+    force: bool = False,
+) -> Path:
+    """Compile `sources` for `spark` (default: the installed pyspark) into `target`, unless the
+    jar there is up to date; return its path."""
+    spark = spark or installed_spark()
+    sources, target = Path(sources).resolve(), Path(target).resolve()
+    jar = target / jar_name(spark)
     stamp = jar.with_suffix(".jar.fingerprint")
-    wanted = fingerprint(spark)
-    TARGET_DIR.mkdir(parents=True, exist_ok=True)
+    wanted = fingerprint(spark, sources)
+    target.mkdir(parents=True, exist_ok=True)
     # A lock, so that a test run and a CLI call never compile into each other's files.
-    with open(TARGET_DIR / ".build.lock", "w") as lock:
+    with open(target / ".build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not force and jar.exists() and stamp.exists() and stamp.read_text() == wanted:
             return jar
         partial = jar.with_name(jar.stem + ".partial.jar")  # scalac writes a jar only to a *.jar name
         partial.unlink(missing_ok=True)
         try:
-            _compile(spark, partial)
+            _compile(spark, sources, partial)
         except BaseException:
             partial.unlink(missing_ok=True)
             raise
         os.replace(partial, jar)
         stamp.write_text(wanted)
     return jar
+
+
+# --- shipped jars (an installed wheel) ---------------------------------------------------------
+
+
+def shipped_jars(directory: Path = SHIPPED_JARS) -> dict[str, Path]:
+    """The ready jars of this installation by Spark minor ("3.5": path), oldest minor first."""
+    jars = {}
+    for jar in directory.glob("*.jar"):
+        match = _JAR_NAME.fullmatch(jar.name)
+        if match and match.group(3) == __version__:
+            jars[match.group(1)] = jar
+    return dict(sorted(jars.items(), key=lambda item: tuple(map(int, item[0].split(".")))))
+
+
+def shipped_jar(spark_minor: str) -> Path:
+    """The ready jar for Spark `spark_minor` (e.g. "4.3") that ships with this installation."""
+    jars = shipped_jars()
+    if spark_minor in jars:
+        return jars[spark_minor]
+    if not jars:
+        raise JarNotFoundError(
+            f"no jar for Spark {spark_minor}: this installation ships no jars (a source checkout compiles "
+            "them: `dbt-multijoin jar` for the installed pyspark; scripts/dist.sh builds a wheel with all of them)"
+        )
+    raise JarNotFoundError(f"no jar for Spark {spark_minor}; this installation ships jars for Spark {', '.join(jars)}")
+
+
+def is_checkout() -> bool:
+    return (CHECKOUT_SOURCES / "main" / "scala").is_dir()
+
+
+def extension_jar() -> Path:
+    """The jar for the installed pyspark: compiled from the sources in a checkout, the shipped one
+    for its Spark minor otherwise."""
+    if is_checkout():
+        return ensure_jar()
+    return shipped_jar(installed_spark().spark_minor)

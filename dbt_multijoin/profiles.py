@@ -6,7 +6,8 @@
   so a runtime conf listed there cannot be changed by a model's `spark_conf`.
 - thrift: the jar and extension are fixed when the server starts (`dbt-multijoin thrift start`);
   per-session confs must be written `set:hiveconf:<key>`, the only form a Spark Thrift Server
-  applies when dbt opens a session.
+  applies when dbt opens a session. This snippet needs no pyspark: the server may run elsewhere.
+The confs and spark-submit arguments themselves come from `launch.py`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import json
 import re
 import shlex
 
-from dbt_multijoin import EXTENSION_CLASS
+from dbt_multijoin.errors import ProfileError, PysparkNotInstalledError
+from dbt_multijoin.jar import extension_jar
+from dbt_multijoin.launch import describe_thrift_command, session_confs
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -28,25 +31,20 @@ def _q(value: str) -> str:
 def render_profile(method: str, profile: str, schema: str, port: int) -> str:
     """A profiles.yml snippet with the extension jar and class filled in."""
     if not _NAME.fullmatch(profile):
-        raise SystemExit(f"dbt-multijoin profile: invalid profile name {profile!r} (letters, digits, _)")
+        raise ProfileError(f"invalid profile name {profile!r} (letters, digits, _)")
     if not _NAME.fullmatch(schema):
-        raise SystemExit(f"dbt-multijoin profile: invalid schema {schema!r} (letters, digits, _)")
+        raise ProfileError(f"invalid schema {schema!r} (letters, digits, _)")
     if method == "session":
         return _session_profile(profile, schema)
     if method == "thrift":
         if not 0 < port < 65536:
-            raise SystemExit(f"dbt-multijoin profile: invalid port {port}")
+            raise ProfileError(f"invalid port {port}")
         return _thrift_profile(profile, schema, port)
-    raise SystemExit(f"dbt-multijoin profile: unknown method {method!r} (session or thrift)")
+    raise ProfileError(f"unknown method {method!r} (session or thrift)")
 
 
-def _jar() -> str:
-    from dbt_multijoin.jar import JarBuildError, ensure_jar
-
-    try:
-        return str(ensure_jar())
-    except JarBuildError as error:
-        raise SystemExit(f"dbt-multijoin profile: cannot build the extension jar:\n{error}") from error
+def _server_side_parameters() -> str:
+    return "".join(f"\n        {key}: {_q(value)}" for key, value in session_confs(extension_jar()).items())
 
 
 def _session_profile(profile: str, schema: str) -> str:
@@ -65,24 +63,22 @@ def _session_profile(profile: str, schema: str) -> str:
       host: localhost  # required by dbt-spark, unused by the session method
       schema: {schema}
       threads: 1
-      server_side_parameters:
-        spark.jars: {_q(_jar())}
-        spark.sql.extensions: {_q(EXTENSION_CLASS)}
+      server_side_parameters:{_server_side_parameters()}
 """
 
 
 def _thrift_profile(profile: str, schema: str, port: int) -> str:
     start = shlex.join(["dbt-multijoin", "thrift", "start", "--port", str(port)])
-    jar = shlex.quote(_jar())
+    try:
+        jar = shlex.quote(str(extension_jar()))
+    except PysparkNotInstalledError:  # no local Spark: the server's Spark minor picks the shipped jar
+        jar = '"$(dbt-multijoin jar --spark <Spark minor of the server, e.g. 3.5>)"'
     return f"""\
 # dbt-multijoin, method thrift: a Spark Thrift Server on 127.0.0.1:{port}.
 # The jar and extension are fixed when the server starts; start one with
 #   {start}
-# which runs spark-submit --class org.apache.spark.sql.hive.thriftserver.HiveThriftServer2
-#   --driver-class-path {jar} --jars {jar}
-#   --conf spark.sql.extensions={EXTENSION_CLASS}
-#   --hiveconf hive.server2.thrift.port={port} --hiveconf hive.server2.thrift.bind.host=127.0.0.1 spark-internal
-# (--driver-class-path too: a jar given only with --jars loses classes once the first session closes)
+# which runs
+#   {describe_thrift_command(port, jar, indent="#   ")}
 # Session confs must be written set:hiveconf:<key>; a Thrift Server ignores plain keys.
 {profile}:
   target: thrift

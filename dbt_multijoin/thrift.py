@@ -1,13 +1,7 @@
 """A local Spark Thrift Server with the extension loaded, for development and tests.
 
 `dbt-multijoin thrift start|stop|status` runs the server that a `method: thrift` dbt target
-talks to. The pyspark wheel has no `sbin/start-thriftserver.sh`, so we launch the server class
-through the wheel's own `bin/spark-submit` (DESIGN.md section 4):
-
-    spark-submit --class org.apache.spark.sql.hive.thriftserver.HiveThriftServer2
-        --jars <jar> --conf spark.sql.extensions=<class>
-        --hiveconf hive.server2.thrift.port=<port> --hiveconf hive.server2.thrift.bind.host=127.0.0.1
-        spark-internal
+talks to: pyspark's own `bin/spark-submit` with the arguments of `launch.thrift_server_arguments`.
 
 Each server owns a state directory (by default one per port under the user cache directory):
 `server.pid`, `server.log`, its own `warehouse/` and Derby `metastore_db/`. The server, the
@@ -17,21 +11,18 @@ driver and the Spark UI bind to 127.0.0.1 only. `stop` signals the pid from the 
 
 from __future__ import annotations
 
-import argparse
 import os
 import shlex
 import signal
 import socket
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dbt_multijoin import EXTENSION_CLASS
+from dbt_multijoin.errors import ThriftServerError
+from dbt_multijoin.launch import HOST, SERVER_CLASS, spark_submit, thrift_server_arguments
 
-SERVER_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
-HOST = "127.0.0.1"
 DEFAULT_PORT = 10000
 DEFAULT_MASTER = "local[*]"
 START_TIMEOUT = 180.0
@@ -39,10 +30,6 @@ STOP_TIMEOUT = 60.0
 
 # Servers started by this process: stop() reaps them so that they do not linger as zombies.
 _CHILDREN: dict[int, subprocess.Popen] = {}
-
-
-class ThriftServerError(RuntimeError):
-    """The server could not be started or stopped; the message says why (with a log tail)."""
 
 
 def default_state_dir(port: int) -> Path:
@@ -106,15 +93,6 @@ class ThriftServer:
             return "(no log)"
 
 
-def spark_submit() -> Path:
-    import pyspark
-
-    script = Path(pyspark.__file__).resolve().parent / "bin" / "spark-submit"
-    if not script.exists():
-        raise ThriftServerError(f"{script} not found: is pyspark installed completely?")
-    return script
-
-
 def build_command(
     server: ThriftServer,
     jar: Path | None,
@@ -122,14 +100,6 @@ def build_command(
     confs: dict[str, str] | None = None,
 ) -> list[str]:
     """The spark-submit command line; jar=None starts a vanilla server (no extension)."""
-    command = [str(spark_submit()), "--class", SERVER_CLASS, "--master", master, "--name", f"dbt-multijoin-thrift-{server.port}"]
-    if jar is not None:
-        # --driver-class-path as well as --jars: the Thrift Server closes a session's class loader
-        # when the session ends (Hive SessionState.close), and classes of the extension that were
-        # not loaded yet then fail with NoClassDefFoundError in later sessions. On the driver's
-        # own class path they come from the application class loader, which is never closed;
-        # --jars still ships the jar to executors of a non-local master.
-        command += ["--driver-class-path", str(jar), "--jars", str(jar), "--conf", f"spark.sql.extensions={EXTENSION_CLASS}"]
     settings = {
         "spark.driver.host": HOST,
         "spark.driver.bindAddress": HOST,
@@ -137,14 +107,8 @@ def build_command(
         "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={server.metastore_dir};create=true",
         **(confs or {}),
     }
-    for key, value in settings.items():
-        command += ["--conf", f"{key}={value}"]
-    command += [
-        "--hiveconf", f"hive.server2.thrift.port={server.port}",
-        "--hiveconf", f"hive.server2.thrift.bind.host={HOST}",
-        "spark-internal",
-    ]  # fmt: skip
-    return command
+    options = ["--master", master, "--name", f"dbt-multijoin-thrift-{server.port}"]
+    return [str(spark_submit()), *thrift_server_arguments(server.port, jar, options=options, confs=settings)]
 
 
 def start(
@@ -158,7 +122,7 @@ def start(
 ) -> ThriftServer:
     """Start a server and wait until its port accepts connections.
 
-    jar=True uses `ensure_jar()` (compiling it if needed), a Path uses that jar, and
+    jar=True uses `extension_jar()` (the jar for the installed pyspark), a Path uses that jar, and
     jar=None/False starts vanilla Spark without the extension. On a timeout or an early exit
     the process is stopped and ThriftServerError carries the end of its log.
     """
@@ -168,9 +132,9 @@ def start(
     if server.accepts_connections():
         raise ThriftServerError(f"port {port} on {HOST} is already in use by another process")
     if jar is True:
-        from dbt_multijoin.jar import ensure_jar
+        from dbt_multijoin.jar import extension_jar
 
-        jar = ensure_jar()
+        jar = extension_jar()
     command = build_command(server, jar or None, master, confs)
     server.state_dir.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, SPARK_LOCAL_IP=HOST)
@@ -272,67 +236,3 @@ def _command_line(pid: int) -> str | None:
         return subprocess.run(["ps", "-o", "command=", "-p", str(pid)], capture_output=True, text=True).stdout
     except OSError:
         return None
-
-
-# --- CLI ---------------------------------------------------------------------------------------
-
-
-def _conf(text: str) -> tuple[str, str]:
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
-    return key, value
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", choices=["start", "stop", "status"])
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"thrift port on {HOST} (default: {DEFAULT_PORT})")
-    parser.add_argument(
-        "--dir",
-        type=Path,
-        default=None,
-        help="state directory: pid file, log, warehouse, Derby metastore (default: ~/.cache/dbt-multijoin/thrift-<port>)",
-    )
-    parser.add_argument("--master", default=DEFAULT_MASTER, help=f"Spark master (default: {DEFAULT_MASTER})")
-    parser.add_argument(
-        "--conf", type=_conf, action="append", default=[], metavar="KEY=VALUE", help="extra Spark conf (repeatable)"
-    )
-    parser.add_argument("--jar", type=Path, default=None, help="extension jar (default: build/locate it)")
-    parser.add_argument(
-        "--no-extension", action="store_true", help="start vanilla Spark without the jar (to test the missing-extension path)"
-    )
-    parser.add_argument("--timeout", type=float, default=START_TIMEOUT, help="seconds to wait for start/stop")
-
-
-def main(args: argparse.Namespace) -> int:
-    server = ThriftServer(args.port, args.dir)
-    if args.action == "status":
-        pid = server.pid()
-        if pid is None:
-            print(f"stopped (port {args.port}, {server.state_dir})")
-            return 1
-        state = "running" if server.accepts_connections() else "starting"
-        print(f"{state}: pid {pid}, {HOST}:{args.port}, log {server.log_file}")
-        return 0
-    if args.action == "stop":
-        try:
-            stopped = stop(args.port, args.dir, timeout=min(args.timeout, STOP_TIMEOUT))
-        except ThriftServerError as error:
-            print(error, file=sys.stderr)
-            return 1
-        print(f"stopped (port {args.port})" if stopped else f"not running (port {args.port})")
-        return 0
-    jar: Path | None | bool = None if args.no_extension else (args.jar or True)
-    try:
-        server = start(args.port, args.dir, jar=jar, master=args.master, confs=dict(args.conf), timeout=args.timeout)
-    except Exception as error:  # JarBuildError, ThriftServerError
-        print(error, file=sys.stderr)
-        return 1
-    print(f"started: pid {server.pid()}, {HOST}:{args.port}, log {server.log_file}")
-    print(
-        "  extension: none (vanilla Spark)"
-        if args.no_extension
-        else f"  extension: {EXTENSION_CLASS}"
-    )
-    print(f"  stop with: dbt-multijoin thrift stop --port {args.port}" + (f" --dir {args.dir}" if args.dir else ""))
-    return 0

@@ -1,6 +1,5 @@
 """The `dbt-multijoin jar` and `extension` commands: a stable interface for tools outside the repo."""
 
-import os
 import shutil
 import subprocess
 import sys
@@ -9,13 +8,12 @@ from pathlib import Path
 import pytest
 
 from dbt_multijoin import EXTENSION_CLASS, __version__
-from dbt_multijoin.jar import SOURCE_DIR
+from dbt_multijoin.jar import CHECKOUT_SOURCES
 
 
-def cli(*args, env=None):
+def cli(*args):
     return subprocess.run(
-        [sys.executable, "-m", "dbt_multijoin.cli", *args],
-        capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=600,
+        [sys.executable, "-m", "dbt_multijoin.cli", *args], capture_output=True, text=True, timeout=600
     )
 
 
@@ -37,31 +35,32 @@ def test_extension_prints_the_class_name():
 
 @pytest.fixture
 def source_copy(tmp_path):
-    sources = tmp_path / "scala"
-    shutil.copytree(SOURCE_DIR, sources)
-    return {"DBT_MULTIJOIN_SOURCES": str(sources), "DBT_MULTIJOIN_TARGET": str(tmp_path / "target")}, sources
+    """A copy of jvm/src to change, and the `jar` arguments that compile it into tmp_path."""
+    sources = tmp_path / "src"
+    shutil.copytree(CHECKOUT_SOURCES, sources)
+    return ["--sources", str(sources), "--target", str(tmp_path / "target")], sources
 
 
 def test_jar_is_rebuilt_only_when_a_source_changes(source_copy):
-    env, sources = source_copy
-    first = cli("jar", env=env)
+    options, sources = source_copy
+    first = cli("jar", *options)
     assert first.returncode == 0, first.stderr
     jar = Path(first.stdout.strip())
     built = jar.stat().st_mtime_ns
-    again = cli("jar", env=env)
+    again = cli("jar", *options)
     assert again.stdout == first.stdout and jar.stat().st_mtime_ns == built
     conf = next(sources.rglob("MultiJoinConf.scala"))
     conf.write_text(conf.read_text() + "\n// a change\n")
-    changed = cli("jar", env=env)
+    changed = cli("jar", *options)
     assert changed.returncode == 0, changed.stderr
     assert jar.stat().st_mtime_ns != built
 
 
 def test_jar_compile_error_exits_non_zero_with_the_compiler_message(source_copy):
-    env, sources = source_copy
+    options, sources = source_copy
     broken = next(sources.rglob("MultiJoinConf.scala"))
     broken.write_text(broken.read_text().replace("object MultiJoinConf {", "object MultiJoinConf { val x: Int = \"no\""))
-    result = cli("jar", env=env)
+    result = cli("jar", *options)
     assert result.returncode != 0
     assert result.stdout == ""
     assert "MultiJoinConf.scala" in result.stderr and "type mismatch" in result.stderr

@@ -13,6 +13,7 @@ import yaml
 from dbt_helpers import cli, make_tiny_project, private_jar
 
 from dbt_multijoin import EXTENSION_CLASS
+from dbt_multijoin.errors import ProfileError
 from dbt_multijoin.jar import ensure_jar
 from dbt_multijoin.profiles import render_profile
 
@@ -48,7 +49,7 @@ def test_thrift_snippet():
     ],
 )
 def test_bad_arguments(args, problem):
-    with pytest.raises(SystemExit, match=problem):
+    with pytest.raises(ProfileError, match=problem):
         render_profile(**args)
 
 

@@ -1,0 +1,84 @@
+"""How Spark loads the extension: the one place that spells out the confs and the spark-submit
+arguments. `thrift.py` runs them, `profiles.py` prints them in the profiles.yml snippets, and the
+CLI help shows them (docs/architecture.md: the path of a query).
+
+- A SparkSession built in-process (pyspark, dbt's session method): the two static confs of
+  `session_confs`, set before the session starts.
+- A Spark Thrift Server (dbt's thrift method): spark-submit of the server class with
+  `extension_arguments`; confs that dbt sends once the server runs cannot load a jar.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from dbt_multijoin import EXTENSION_CLASS
+from dbt_multijoin.errors import PysparkNotInstalledError
+
+SERVER_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
+HOST = "127.0.0.1"  # a local server listens on the loopback interface only
+
+
+def session_confs(jar: Path | str) -> dict[str, str]:
+    """The static confs that load the extension into a SparkSession (or dbt's server_side_parameters)."""
+    return {"spark.jars": str(jar), "spark.sql.extensions": EXTENSION_CLASS}
+
+
+def extension_arguments(jar: Path | str) -> list[str]:
+    """The spark-submit arguments that load the extension into the application."""
+    # --driver-class-path as well as --jars: the Thrift Server closes a session's class loader
+    # when the session ends (Hive SessionState.close), and classes of the extension that were not
+    # loaded yet then fail with NoClassDefFoundError in later sessions. On the driver's own class
+    # path they come from the application class loader, which is never closed; --jars still
+    # ships the jar to executors of a non-local master.
+    return ["--driver-class-path", str(jar), "--jars", str(jar), "--conf", f"spark.sql.extensions={EXTENSION_CLASS}"]
+
+
+def thrift_server_arguments(
+    port: int,
+    jar: Path | str | None,
+    *,
+    options: Sequence[str] = (),
+    confs: Mapping[str, str] | None = None,
+) -> list[str]:
+    """The arguments after `spark-submit` that run a Spark Thrift Server on HOST:port with the
+    extension (jar=None: vanilla Spark); `options` (e.g. --master) go right after the class."""
+    arguments = ["--class", SERVER_CLASS, *options]
+    if jar is not None:
+        arguments += extension_arguments(jar)
+    for key, value in (confs or {}).items():
+        arguments += ["--conf", f"{key}={value}"]
+    arguments += [
+        "--hiveconf", f"hive.server2.thrift.port={port}",
+        "--hiveconf", f"hive.server2.thrift.bind.host={HOST}",
+        "spark-internal",
+    ]  # fmt: skip
+    return arguments
+
+
+def describe_thrift_command(port: int, jar: str, indent: str = "") -> str:
+    """The spark-submit command of a Thrift Server with the extension, one option per line, for
+    people to read (jar may be a placeholder)."""
+    lines = ["spark-submit"]
+    for argument in thrift_server_arguments(port, jar):
+        if argument.startswith("--") or argument == "spark-internal":
+            lines.append(argument)
+        else:
+            lines[-1] += " " + argument
+    return f"\n{indent}  ".join(lines)
+
+
+def spark_submit() -> Path:
+    """The spark-submit of the installed pyspark (its wheel has no sbin/start-thriftserver.sh)."""
+    spec = importlib.util.find_spec("pyspark")
+    if spec is None or not spec.submodule_search_locations:
+        raise PysparkNotInstalledError(
+            "pyspark is not installed in this environment: a local Thrift server runs the pyspark's "
+            "spark-submit (pip install 'dbt-multijoin[spark]')"
+        )
+    script = Path(spec.submodule_search_locations[0]).resolve() / "bin" / "spark-submit"
+    if not script.exists():
+        raise PysparkNotInstalledError(f"{script} not found: is pyspark installed completely?")
+    return script
