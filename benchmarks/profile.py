@@ -38,8 +38,9 @@ COMPONENTS = (
 
 def samples(recording: Path) -> tuple[Counter, Counter]:
     """Task-thread samples per component and per innermost method."""
-    printed = subprocess.run(["jfr", "print", "--json", "--stack-depth", "64", "--events",
-                              "jdk.ExecutionSample", str(recording)], capture_output=True, text=True, check=True)
+    command = ["jfr", "print", "--json", "--stack-depth", "64",
+               "--events", "jdk.ExecutionSample", str(recording)]
+    printed = subprocess.run(command, capture_output=True, text=True, check=True)
     components, methods = Counter(), Counter()
     for event in json.loads(printed.stdout)["recording"]["events"]:
         values = event["values"]
@@ -89,8 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         spark.stop()
 
+    command = "python -m benchmarks.profile " + " ".join(sys.argv[1:] if argv is None else argv)
     lines = [f"# CPU profile: {args.shape}, {args.rows:,} rows/input, k={args.k}, {args.reps} runs each", "",
-             "Command: `python -m benchmarks.profile " + " ".join(sys.argv[1:] if argv is None else argv) + "`",
+             f"Command: `{command}`",
              "", "Share of the task threads' JFR samples per component (innermost frame that names one).", "",
              "| component | " + " | ".join(profiles) + " |", "|---|" + "---|" * len(profiles)]
     for name in dict.fromkeys(c for components, _ in profiles.values() for c, _ in components.most_common()):

@@ -43,7 +43,8 @@ class Target:
     def name(self) -> str:
         parts = ([] if self.shape == "unique" else [self.shape]) + [f"k{self.k}"]
         parts += [] if self.rows == 2_000_000 else [rows_label(self.rows)]
-        parts += [f"{self.numerator}/{self.denominator}"] + (["shuffle bytes"] if self.of != "seconds" else [])
+        parts.append(f"{self.numerator}/{self.denominator}")
+        parts += ["shuffle bytes"] if self.of == "shuffle_bytes" else []
         return " ".join(parts + [self.op, f"{self.bound:g}"])
 
     def met(self, value: float) -> bool:
@@ -126,18 +127,21 @@ def markdown(runs: list[dict]) -> str:
               "Median wall seconds (build + plan + run, counting the rows), its ratio to multiway's, "
               "and the shuffle bytes written by every exchange of the executed plan (subqueries, "
               "such as a bloom filter's, included).", ""]
-    keys = dict.fromkeys((g["shape"], g["rows"], g["k"], strategy)
-                         for run in runs for g in run["groups"] for strategy in g["strategies"])
+    return "\n".join(lines + _measurements(runs, labels))
+
+
+def _measurements(runs: list[dict], labels: list[str]) -> list[str]:
+    by_key = [{(g["shape"], g["rows"], g["k"]): g for g in run["groups"]} for run in runs]
     header = ["shape", "rows/input", "k", "strategy"]
     for label in labels:
         header += [f"{label}: median s", "÷ multiway", "shuffle MiB"]
     rows = []
-    for shape, rows_per_input, k, strategy in keys:
-        row, facts = [shape, f"{rows_per_input:,}", k, strategy], []
-        for run in runs:
-            group = next((g for g in run["groups"] if (g["shape"], g["rows"], g["k"]) == (shape, rows_per_input, k)
-                          and strategy in g["strategies"]), None)
-            if group is None:
+    for key, strategy in dict.fromkeys((key, s) for groups in by_key
+                                       for key, g in groups.items() for s in g["strategies"]):
+        row, facts = [key[0], f"{key[1]:,}", key[2], strategy], []
+        for groups in by_key:
+            group = groups.get(key, {"strategies": {}})
+            if strategy not in group["strategies"]:
                 row += ["-"] * 3
                 continue
             s = group["strategies"][strategy]
@@ -147,14 +151,14 @@ def markdown(runs: list[dict]) -> str:
         # Runs on other Spark versions may plan differently: every distinct plan is shown.
         rows.append(row + [" / ".join(dict.fromkeys(f"{s['rows']:,}" for s in facts)),
                            " / ".join(dict.fromkeys(_plan(s) for s in facts))])
-    lines += _table(header + ["output rows", "plan"], rows)
-    return "\n".join(lines)
+    return _table(header + ["output rows", "plan"], rows)
 
 
 def _plan(s: dict) -> str:
     plan = "MultiJoin" if s["multijoin_input_rows"] else (
         f"{s['sort_merge_joins']} SortMergeJoin" if s["sort_merge_joins"] else "no join")
-    return f"{plan}, {s['exchanges']} exchange{'s' if s['exchanges'] != 1 else ''}" + (", bloom filter" if s["bloom_filter"] else "")
+    exchanges = f"{s['exchanges']} exchange" + ("s" if s["exchanges"] != 1 else "")
+    return f"{plan}, {exchanges}" + (", bloom filter" if s["bloom_filter"] else "")
 
 
 def plot(runs: list[dict], path: Path) -> None:
@@ -179,7 +183,8 @@ def plot(runs: list[dict], path: Path) -> None:
             xs = [x + n * width for x, k in enumerate(ks) if (k, strategy, index) in bars]
             heights = [bars[(k, strategy, index)] for k in ks if (k, strategy, index) in bars]
             label = strategy + (f" ({_labels(runs)[index]})" if len(runs) > 1 else "")
-            ax.bar(xs, heights, width, label=label, color=f"C{FULL_STRATEGIES.index(strategy)}", hatch="//" if index else None)
+            ax.bar(xs, heights, width, label=label, color=f"C{FULL_STRATEGIES.index(strategy)}",
+                   hatch="//" if index else None)
         ax.set_xticks([x + 0.4 - width / 2 for x in range(len(ks))], [f"k={k}" for k in ks])
         ax.set_title(f"{shape}, {rows:,} rows/input", fontsize=10)
         ax.set_ylabel("median seconds")

@@ -114,6 +114,26 @@ def parse(argv: list[str] | None):
     return args, groups
 
 
+def measure_group(spark, shape: str, rows: int, k: int, strategies: tuple[str, ...], args) -> dict:
+    """Every strategy once per repetition, the order rotated each time; the seconds of every
+    timed repetition and the plan facts of the last. Fails if the joins disagree on their rows."""
+    measured: dict[str, dict] = {}
+    for rep in range(-args.warmup, args.reps):
+        shift = rep % len(strategies)
+        for strategy in strategies[shift:] + strategies[:shift]:
+            m = measure(spark, strategy, shape, k)
+            log(f"{shape} {rows:,} rows k={k} {'warm-up' if rep < 0 else f'rep {rep + 1}'} "
+                f"{strategy:<11} {m['seconds']:7.2f} s  "
+                f"shuffle {m['shuffle_bytes'] / 2**20:8.1f} MiB  rows {m['rows']:,}")
+            if rep >= 0:
+                earlier = measured.get(strategy, {}).get("seconds", [])
+                measured[strategy] = {**m, "seconds": earlier + [m["seconds"]]}
+    join_rows = {strategy: m["rows"] for strategy, m in measured.items() if strategy != "floor"}
+    if len(set(join_rows.values())) > 1:
+        raise RuntimeError(f"{shape} {rows:,} rows k={k}: the strategies disagree on the rows: {join_rows}")
+    return measured
+
+
 def _machine(spark) -> dict:
     commit = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=HERE,
                             capture_output=True, text=True).stdout.strip()
@@ -138,7 +158,8 @@ def main(argv: list[str] | None = None) -> int:
         "spark.local.dir": str(work / "spark-local"),
         "spark.sql.warehouse.dir": str(work / "spark-warehouse"),
     }
-    run = {"name": name, "command": "python -m benchmarks " + shlex.join(sys.argv[1:] if argv is None else argv),
+    command = "python -m benchmarks " + shlex.join(sys.argv[1:] if argv is None else argv)
+    run = {"name": name, "command": command,
            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "reps": args.reps, "warmup": args.warmup, "confs": confs, "groups": []}
     spark = build_session(app_name="dbt-multijoin-benchmarks", conf=confs)
@@ -148,18 +169,8 @@ def main(argv: list[str] | None = None) -> int:
         for shape, rows, ks, strategies in groups:
             for k in ks:
                 inputs = workload.register_inputs(spark, work, shape, rows, k)
-                group = {"shape": shape, "rows": rows, "k": k, "input_rows": inputs, "strategies": {}}
-                for rep in range(-args.warmup, args.reps):
-                    shift = rep % len(strategies)
-                    for strategy in strategies[shift:] + strategies[:shift]:
-                        m = measure(spark, strategy, shape, k)
-                        log(f"{shape} {rows:,} rows k={k} {'warm-up' if rep < 0 else f'rep {rep + 1}'} "
-                            f"{strategy:<11} {m['seconds']:7.2f} s  shuffle {m['shuffle_bytes'] / 2**20:8.1f} "
-                            f"MiB  rows {m['rows']:,}")
-                        if rep >= 0:
-                            seconds = group["strategies"].get(strategy, {}).get("seconds", [])
-                            group["strategies"][strategy] = {**m, "seconds": seconds + [m["seconds"]]}
-                run["groups"].append(group)
+                run["groups"].append({"shape": shape, "rows": rows, "k": k, "input_rows": inputs,
+                                      "strategies": measure_group(spark, shape, rows, k, strategies, args)})
     finally:
         spark.stop()
     out.mkdir(parents=True, exist_ok=True)

@@ -76,7 +76,8 @@ def test_multiway_is_one_operator_reading_every_input_row(run):
         else:
             assert multiway["multijoin_input_rows"] == list(inputs.values())
             assert multiway["exchanges"] == K
-            assert strategies["chain"]["sort_merge_joins"] == strategies["balanced"]["sort_merge_joins"] == K - 1
+            for vanilla in ("chain", "balanced"):
+                assert strategies[vanilla]["sort_merge_joins"] == K - 1
 
 
 def test_multiway_shuffles_the_floors_bytes_and_fewer_than_the_chain(run):
