@@ -1,13 +1,36 @@
 #!/usr/bin/env bash
-# Sets up everything from a fresh clone with only Python 3.11 and Java 17: a virtualenv with the
-# package, dbt, Spark (pyspark) and the test tools, then the extension jar (compiled with the
-# Scala compiler that ships in the pyspark wheel). Safe to run again: it only does what is missing.
+# Sets up everything from a fresh clone with only Python 3.11 and Java 17, for both Spark lines
+# (scripts/spark-versions.sh): .venv (Spark 3.5.9) and .venv-spark4 (Spark 4.3.0), each with the
+# package and all its extras at the versions of constraints/spark-<minor>.txt; pyspark-only Spark
+# homes .spark/<version> for the other minors; then the extension jar for .venv. Safe to run
+# again: it only does what is missing or what a changed pyproject.toml or constraints file needs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/spark-versions.sh
 python=${PYTHON:-python3}
-if [ ! -x .venv/bin/python ]; then
-  "$python" -m venv .venv
-fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test,bench]"
-echo "extension jar: $(.venv/bin/dbt-multijoin jar)"
+pip=(--quiet --disable-pip-version-check)
+
+# setup_venv <venv> <constraints file>
+setup_venv() {
+  local venv=$1 constraints=$2 stamp="$1/.dbt-multijoin-setup" wanted
+  wanted=$(cat pyproject.toml "$constraints" | sha256sum | cut -d' ' -f1)
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted" ]; then
+    return
+  fi
+  [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
+  "$venv/bin/python" -m pip install "${pip[@]}" --upgrade pip
+  "$venv/bin/python" -m pip install "${pip[@]}" -c "$constraints" -e ".[dev]"
+  echo "$wanted" >"$stamp"
+}
+
+for version in "${SPARK_VERSIONS[@]}"; do
+  home=$(spark_extra_home "$version")
+  if [ -z "$home" ]; then
+    setup_venv "$(spark_venv "$version")" "constraints/spark-${version%.*}.txt"
+  elif [ ! -d "$home/pyspark/jars" ]; then
+    rm -rf "$home.partial"
+    .venv/bin/python -m pip install "${pip[@]}" --no-deps --target "$home.partial" "pyspark==$version"
+    mv "$home.partial" "$home"
+  fi
+done
+echo "extension jar (Spark 3.5.9): $(.venv/bin/dbt-multijoin jar)"

@@ -1,13 +1,37 @@
 #!/usr/bin/env bash
-# Sets everything up, then runs the whole test suite: the operator against vanilla Spark, the
-# CLI, and the dbt project on the session and thrift targets. Extra arguments go to pytest.
+# Sets everything up (scripts/setup.sh), then runs the whole test suite on Spark 3.5.9 and 4.3.0
+# and the smoke subset on the other supported minors (scripts/spark-versions.sh). Extra arguments
+# go to every pytest run. Fails if any run fails or collects no tests (pytest exit 5), and ends
+# with one line per Spark version: its result and duration. JUnit XML: build/test-results/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# What runs on the minors without a whole-suite run: pytest paths or node ids.
+SMOKE_TESTS=(tests/test_operator_plans.py tests/test_operator_differential.py tests/test_operator_version_guard.py)
+source scripts/spark-versions.sh
 bash scripts/setup.sh || exit 1
-.venv/bin/python -m pytest "$@"
-status=$?
-if [ "$status" -eq 5 ]; then
-  echo "pytest collected no tests: that is a failure" >&2
-  exit 1
-fi
-exit "$status"
+mkdir -p build/test-results
+
+whole=() smoke=()
+for version in "${SPARK_VERSIONS[@]}"; do
+  if [ -z "$(spark_extra_home "$version")" ]; then whole+=("$version"); else smoke+=("$version"); fi
+done
+summary=() failed=0
+# run_suite <version> <label> [pytest arguments...]
+run_suite() {
+  local version=$1 label=$2 start=$SECONDS status result
+  shift 2
+  echo "=== Spark $version: $label"
+  with_spark "$version" python -m pytest "$@" --junitxml="build/test-results/spark-$version.xml"
+  status=$?
+  case $status in
+    0) result=passed ;;
+    5) result="FAILED (no tests collected)" ;;
+    *) result="FAILED (pytest exit $status)" ;;
+  esac
+  [ "$status" -eq 0 ] || failed=1
+  summary+=("Spark $version, $label: $result in $(((SECONDS - start) / 60))m$(((SECONDS - start) % 60))s")
+}
+for version in "${whole[@]}"; do run_suite "$version" "whole suite" "$@"; done
+for version in "${smoke[@]}"; do run_suite "$version" "smoke subset" "${SMOKE_TESTS[@]}" "$@"; done
+printf '%s\n' "${summary[@]}"
+exit "$failed"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from dbt_multijoin import EXTENSION_CLASS, __version__
-from dbt_multijoin.jar import CHECKOUT_SOURCES
+from dbt_multijoin.jar import CHECKOUT_SOURCES, installed_spark
 
 
 def cli(*args):
@@ -24,7 +24,9 @@ def test_jar_prints_only_the_absolute_path_of_an_existing_jar():
     assert len(lines) == 1
     jar = Path(lines[0])
     assert jar.is_absolute() and jar.is_file()
-    assert jar.name == f"dbt-multijoin-spark3.5_2.12-{__version__}.jar"
+    spark = installed_spark()  # the pyspark of this run: 3.5 with Scala 2.12, 4.x with 2.13
+    assert jar.name == f"dbt-multijoin-spark{spark.spark_minor}_{spark.scala_binary}-{__version__}.jar"
+    assert spark.scala_binary == ("2.12" if spark.spark_minor == "3.5" else "2.13")
 
 
 def test_extension_prints_the_class_name():
