@@ -1,11 +1,13 @@
-{#- Private: render the nested-coalesce FULL OUTER join of a resolved spec (see _mj_spec). -#}
+{#- Private: render the joins of a resolved spec (see _mj_spec): the flat chain (strategies
+    multiway and chain) and the balanced tree of CTEs. Names go through _quoting.sql. -#}
 
 {% macro _mj_leaf(input) -%}
-  {#- An input as one side of a join: its FROM item and the columns it brings. -#}
+  {#- An input as one side of a join: its FROM item and the columns it brings,
+      payload [{alias, column, output_name}]. -#}
   {%- set alias = input['alias'] -%}
   {%- set payload = [] -%}
-  {%- for pair in input['payload'] -%}
-    {%- do payload.append([alias, pair[0], pair[1]]) -%}
+  {%- for item in input['payload'] -%}
+    {%- do payload.append({'alias': alias, 'column': item['column'], 'output_name': item['output_name']}) -%}
   {%- endfor -%}
   {{- return({
       'from': input['relation'] ~ ' as ' ~ alias,
@@ -15,16 +17,12 @@
 {%- endmacro %}
 
 
-{% macro _mj_column_ref(alias, column) -%}
-  {{- return(alias ~ '.' ~ dbt_multijoin._mj_quote(column)) -}}
-{%- endmacro %}
-
-
 {% macro _mj_select_list(key_exprs, key_names, payload) -%}
-  {#- key_exprs[i] AS key_names[i], then every [alias, column, output name] of the payload. -#}
+  {#- Each key expression AS its key name, then every {alias, column, output_name} of the
+      payload. -#}
   {%- set items = [] -%}
-  {%- for expr in key_exprs -%}
-    {%- set name = dbt_multijoin._mj_quote(key_names[loop.index0]) -%}
+  {%- for expr, key_name in zip(key_exprs, key_names) -%}
+    {%- set name = dbt_multijoin._mj_quote(key_name) -%}
     {#- A plain column of the same name needs no alias (LEFT and INNER keys are the driver's). -#}
     {%- if expr.endswith('.' ~ name) -%}
       {%- do items.append(expr) -%}
@@ -32,11 +30,12 @@
       {%- do items.append(expr ~ ' as ' ~ name) -%}
     {%- endif -%}
   {%- endfor -%}
-  {%- for alias, column, name in payload -%}
-    {%- if column == name -%}
-      {%- do items.append(dbt_multijoin._mj_column_ref(alias, column)) -%}
+  {%- for item in payload -%}
+    {%- set ref = dbt_multijoin._mj_column_ref(item['alias'], item['column']) -%}
+    {%- if item['column'] == item['output_name'] -%}
+      {%- do items.append(ref) -%}
     {%- else -%}
-      {%- do items.append(dbt_multijoin._mj_column_ref(alias, column) ~ ' as ' ~ dbt_multijoin._mj_quote(name)) -%}
+      {%- do items.append(ref ~ ' as ' ~ dbt_multijoin._mj_quote(item['output_name'])) -%}
     {%- endif -%}
   {%- endfor -%}
   {{- return(items) -}}
@@ -141,8 +140,9 @@
   {%- set name = 'j' ~ (lo + 1) ~ '_' ~ hi -%}
   {%- do ctes.append(name ~ ' as (\n' ~ (select | indent(4, true)) ~ '\n)') -%}
   {%- set payload = [] -%}
+  {#- Above this CTE, its columns are read by their output names. -#}
   {%- for item in left['payload'] + right['payload'] -%}
-    {%- do payload.append([name, item[2], item[2]]) -%}
+    {%- do payload.append({'alias': name, 'column': item['output_name'], 'output_name': item['output_name']}) -%}
   {%- endfor -%}
   {{- return({
       'select': select,

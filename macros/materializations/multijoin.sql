@@ -1,6 +1,8 @@
 {% materialization multijoin, adapter='spark' %}
-  {#- dbt-spark's `table`, plus: validate the config, check the extension, SET the model's confs,
-      prove the plan (MultiJoin for strategy multiway), restore the confs. -#}
+  {#- dbt-spark's `table` with the package's steps around its CREATE TABLE: validate the config,
+      replay a failed model's ledger, check the extension, SET the model's confs, prove the plan,
+      restore the confs, record the operator. The steps, one by one: docs/dbt_package.md
+      ("The multijoin materialization"). -#}
   {%- set identifier = model['alias'] -%}
   {%- set grant_config = config.get('grants') -%}
   {%- set settings = dbt_multijoin._mj_model_settings() -%}

@@ -1,10 +1,5 @@
-{#- Private helpers: identifier validation and quoting, errors that name the model. -#}
-
-{% macro _mj_fail(message) -%}
-  {#- Every error of the package names the model (or test) it comes from. -#}
-  {%- set node = model.name if model is defined and model.name is defined else 'unknown' -%}
-  {{ exceptions.raise_compiler_error("dbt_multijoin: model '" ~ node ~ "': " ~ message) }}
-{%- endmacro %}
+{#- Private: SQL text from names and values. Identifiers, quoting, string literals, column
+    lists and key predicates: every name the package writes into SQL goes through here. -#}
 
 
 {% macro _mj_is_identifier(name) -%}
@@ -43,23 +38,15 @@
 {%- endmacro %}
 
 
-{% macro _mj_is_relation(obj) -%}
-  {{- return(obj is mapping and obj.get('metadata', {}).get('type', '').endswith('Relation')) -}}
-{%- endmacro %}
-
-
-{% macro _mj_as_list(value) -%}
-  {#- A string or a list of strings as a list (key='a' or key=['a', 'b']). -#}
-  {%- if value is string -%}
-    {{- return([value]) -}}
-  {%- endif -%}
-  {{- return(value | list) -}}
-{%- endmacro %}
-
-
 {% macro _mj_string_literal(text) -%}
   {#- A Spark SQL string literal for any text (backslash and quote escaped). -#}
   {{- return("'" ~ (text | string | replace('\\', '\\\\') | replace("'", "\\'")) ~ "'") -}}
+{%- endmacro %}
+
+
+{% macro _mj_column_ref(alias, column) -%}
+  {#- alias.column, the column quoted; the bare quoted column without an alias. -#}
+  {{- return((alias ~ '.' if alias else '') ~ dbt_multijoin._mj_quote(column)) -}}
 {%- endmacro %}
 
 
@@ -68,7 +55,7 @@
       ("a,\n<n spaces>b") as a select list. -#}
   {%- set items = [] -%}
   {%- for column in columns -%}
-    {%- do items.append((alias ~ '.' if alias else '') ~ dbt_multijoin._mj_quote(column)) -%}
+    {%- do items.append(dbt_multijoin._mj_column_ref(alias, column)) -%}
   {%- endfor -%}
   {{- return(items | join(', ' if indent is none else ',\n' ~ ' ' * indent)) -}}
 {%- endmacro %}

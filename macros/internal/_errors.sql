@@ -1,0 +1,7 @@
+{#- Private: the package's one way to fail. -#}
+
+{% macro _mj_fail(message) -%}
+  {#- Every error of the package names the model (or test) it comes from. -#}
+  {%- set node = model.name if model is defined and model.name is defined else 'unknown' -%}
+  {{ exceptions.raise_compiler_error("dbt_multijoin: model '" ~ node ~ "': " ~ message) }}
+{%- endmacro %}

@@ -1,0 +1,67 @@
+{#- Private: EXPLAIN a query without raising, read the error or the join operator from the plan,
+    and the materialization's two plan checks. -#}
+
+{% macro _mj_explain(sql) -%}
+  {#- The physical plan as text. Spark's EXPLAIN catches analysis and planning errors and returns
+      them as the plan text, so this never fails on a bad query (see _mj_plan_error). -#}
+  {%- set lines = [] -%}
+  {%- for row in run_query('explain ' ~ sql) -%}
+    {%- do lines.append(row['plan']) -%}
+  {%- endfor -%}
+  {{- return(lines | join('\n')) -}}
+{%- endmacro %}
+
+
+{% macro _mj_plan_error(plan) -%}
+  {#- The error EXPLAIN reported instead of a plan, or none. Spark 3.5 prints an analysis error
+      where the physical plan would be ("== Physical Plan ==" then the exception); a planning
+      error, and on Spark 4 every error, comes as "Error occurred during query planning:" then
+      the message. -#}
+  {%- for pattern in [
+      '== Physical Plan ==\\s*\\n\\s*([\\w.$]+(Exception|Error)\\b[\\s\\S]*)',
+      '^Error occurred during query planning:\\s*([\\s\\S]*)'] -%}
+    {%- set match = modules.re.search(pattern, plan, modules.re.M) -%}
+    {%- if match -%}
+      {{- return(match.group(1).strip()) -}}
+    {%- endif -%}
+  {%- endfor -%}
+  {{- return(none) -}}
+{%- endmacro %}
+
+
+{% macro _mj_plan_uses_operator(plan) -%}
+  {#- True when the physical plan has a MultiJoin node (optionally inside a codegen stage). -#}
+  {{- return(modules.re.search('^[\\s:|+\\-]*(\\*\\(\\d+\\)\\s*)?MultiJoin\\b', plan, modules.re.M) is not none) -}}
+{%- endmacro %}
+
+
+{% macro _mj_check_query(sql) -%}
+  {#- Plan the query as the session stands: a parse error raises here and an analysis error is
+      reported, while no conf of the model has been changed yet. -#}
+  {%- set error = dbt_multijoin._mj_plan_error(dbt_multijoin._mj_explain(sql)) -%}
+  {%- if error is not none -%}
+    {%- do dbt_multijoin._mj_fail("Spark cannot plan the model's query: " ~ error) -%}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro _mj_check_plan(sql, settings, saved) -%}
+  {#- Plan the query under the model's confs. Returns 'MultiJoin' or 'vanilla'. For multiway
+      without fallback, a plan without the operator fails the model (confs restored first). -#}
+  {%- set plan = dbt_multijoin._mj_explain(sql) -%}
+  {%- set error = dbt_multijoin._mj_plan_error(plan) -%}
+  {%- if error is not none -%}
+    {%- do dbt_multijoin._mj_restore_confs(saved) -%}
+    {%- do dbt_multijoin._mj_fail("Spark cannot plan the model's query with its confs (" ~ dbt_multijoin._mj_describe_confs(settings['confs']) ~ "): " ~ error) -%}
+  {%- endif -%}
+  {%- set operator = 'MultiJoin' if dbt_multijoin._mj_plan_uses_operator(plan) else 'vanilla' -%}
+  {%- if settings['strategy'] == 'multiway' and operator != 'MultiJoin' -%}
+    {%- if not settings['fallback'] -%}
+      {%- do dbt_multijoin._mj_restore_confs(saved) -%}
+      {%- do dbt_multijoin._mj_fail("strategy 'multiway' but the physical plan has no MultiJoin node (is spark.multijoin.enabled false, or is the query not a multi_join(...)?). Plan:\n" ~ plan) -%}
+    {%- endif -%}
+    {%- do exceptions.warn("dbt_multijoin: model '" ~ model.name ~ "': the plan has no MultiJoin node; allow_vanilla_fallback=true: running Spark's vanilla joins") -%}
+  {%- endif -%}
+  {%- do log("dbt_multijoin: " ~ model.name ~ ": strategy " ~ settings['strategy'] ~ ", physical join operator: " ~ operator, info=True) -%}
+  {{- return(operator) -}}
+{%- endmacro %}

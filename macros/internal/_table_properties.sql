@@ -1,0 +1,23 @@
+{#- Private: what the materialization records on the table it built, and reading it back. -#}
+
+{% macro _mj_record_plan(relation, settings, operator, version) -%}
+  {#- Evidence that outlives the run: the strategy, the join operator of the plan (the generic test
+      multijoin_operator_used reads it) and the extension's version. -#}
+  {%- set version = version if version is not none and modules.re.fullmatch('[A-Za-z0-9_.+-]{1,64}', version) else 'none' -%}
+  {%- call statement('dbt_multijoin_record_plan') -%}
+    alter table {{ relation }} set tblproperties (
+      'dbt_multijoin.strategy' = '{{ settings['strategy'] }}',
+      'dbt_multijoin.operator' = '{{ operator }}',
+      'dbt_multijoin.extension_version' = '{{ version }}'
+    )
+  {%- endcall -%}
+{%- endmacro %}
+
+
+{% macro _mj_recorded_operator(relation) -%}
+  {#- The operator _mj_record_plan recorded on `relation`, or none. -#}
+  {%- for row in run_query('show tblproperties ' ~ relation) if row['key'] == 'dbt_multijoin.operator' -%}
+    {{- return(row['value']) -}}
+  {%- endfor -%}
+  {{- return(none) -}}
+{%- endmacro %}
