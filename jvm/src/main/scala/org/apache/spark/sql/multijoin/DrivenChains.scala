@@ -5,10 +5,10 @@ import scala.collection.mutable
 import org.apache.spark.sql.catalyst.expressions.{EqualTo, ExprId, Expression, ExpressionSet, NamedExpression}
 import org.apache.spark.sql.catalyst.plans.{Inner, LeftOuter}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan, Project}
-import org.apache.spark.sql.multijoin.JoinChain._
+import org.apache.spark.sql.multijoin.ChainPatterns._
 
 /**
- * Chains driven by their first input (DESIGN.md section 2):
+ * Chains driven by their first input (semantics in docs/semantics.md):
  *  - LEFT: `t1 LEFT JOIN t2 ON t1.k = t2.k LEFT JOIN t3 ON t1.k = t3.k ...`. Each level must join
  *    on the driver's key. A coalesce over the driver's key and keys of inputs already joined is
  *    the same thing (a joined input's key is the driver's or null), so it is accepted too; a key
@@ -22,19 +22,19 @@ import org.apache.spark.sql.multijoin.JoinChain._
 private[multijoin] object DrivenChains {
 
   def leftChain(root: Join): Either[Reason, Chain] = for {
-    below <- leftSideOf(root)
+    below <- leftSide(root.left)
     pairs <- equalityPairs(root)
-    _ <- evaluable(root, pairs)
+    _ <- firstProblem(pairs.flatMap { case (left, right) => Seq(left, right).map(keyProblem(root, _)) })
     chain <- below match {
-      case None =>
-        Right(Chain(Seq(root.left, root.right), Seq(pairs.map(p => strip(p._1)), pairs.map(p => strip(p._2))), Map.empty))
+      case None => Right(Chain(
+        inputs = Seq(root.left, root.right),
+        keys = Seq(pairs.map(p => strip(p._1)), pairs.map(p => strip(p._2))),
+        aliases = Map.empty))
       case Some(chain) => extendLeft(root, chain, pairs)
     }
   } yield chain
 
   /** The chain below a LEFT join's left side; None when the left side is the driver itself. */
-  private def leftSideOf(join: Join): Either[Reason, Option[Chain]] = leftSide(join.left)
-
   private def leftSide(plan: LogicalPlan): Either[Reason, Option[Chain]] = plan match {
     case join @ Join(_, _, LeftOuter, _, _) => leftChain(join).map(Some(_))
     case Project(projectList, child) if isLeftChain(child) =>
@@ -42,8 +42,7 @@ private[multijoin] object DrivenChains {
         case Some(chain) => withProjection(projectList, chain).map(Some(_))
         case None => Right(None)
       }
-    case Filter(condition, child) if isLeftChain(child) =>
-      Left(s"a filter (${condition.sql}) stands between two joins of the chain")
+    case Filter(condition, child) if isLeftChain(child) => Left(filterBetweenJoins(condition))
     case _ => Right(None)
   }
 
@@ -55,27 +54,23 @@ private[multijoin] object DrivenChains {
 
   private def extendLeft(
       join: Join, chain: Chain, pairs: Seq[(Expression, Expression)]): Either[Reason, Chain] = {
-    if (pairs.size != chain.arity) {
-      return Left(s"${describe(join)} joins on ${pairs.size} key column(s), the joins below it " +
-        s"on ${chain.arity}")
-    }
     val driverKeys = chain.keys.head
-    val components = pairs.map { case (left, _) =>
-      val operands = ExpressionSet(coalesceOperands(strip(substitute(left, chain.aliases))))
-      (0 until chain.arity).find { c =>
-        operands.exists(_.semanticEquals(driverKeys(c))) && operands.subsetOf(chain.component(c))
+    for {
+      _ <- Either.cond(pairs.size == chain.arity, (), s"${describe(join)} joins on " +
+        s"${pairs.size} key column(s), the joins below it on ${chain.arity}")
+      components <- traverse(pairs) { case (left, _) =>
+        val operands = ExpressionSet(coalesceOperands(strip(substitute(left, chain.aliases))))
+        (0 until chain.arity).find { c =>
+          operands.exists(_.semanticEquals(driverKeys(c))) && operands.subsetOf(chain.component(c))
+        }.toRight(s"${describe(join)} joins on ${left.sql}, which is not the key of the first " +
+          s"input (${driverKeys.map(_.sql).mkString(", ")}); a LEFT chain must join every input on it")
       }
-    }
-    components.zip(pairs).collectFirst { case (None, (left, _)) => left } match {
-      case Some(left) =>
-        Left(s"${describe(join)} joins on ${left.sql}, which is not the key of the first input " +
-          s"(${driverKeys.map(_.sql).mkString(", ")}); a LEFT chain must join every input on it")
-      case None if components.flatten.distinct.size != chain.arity =>
-        Left(s"${describe(join)} uses a key column of the joins below it twice")
-      case None =>
-        val byComponent = components.flatten.zip(pairs.map(p => strip(p._2))).toMap
-        val rightKey = (0 until chain.arity).map(byComponent)
-        Right(chain.copy(inputs = chain.inputs :+ join.right, keys = chain.keys :+ rightKey))
+      _ <- Either.cond(components.distinct.size == chain.arity, (),
+        s"${describe(join)} uses a key column of the joins below it twice")
+    } yield {
+      val byComponent = components.zip(pairs.map(p => strip(p._2))).toMap
+      val rightKey = (0 until chain.arity).map(byComponent)
+      chain.copy(inputs = chain.inputs :+ join.right, keys = chain.keys :+ rightKey)
     }
   }
 
@@ -84,26 +79,25 @@ private[multijoin] object DrivenChains {
     val conditions = mutable.ArrayBuffer.empty[(Join, Expression)]
     var aliases = Map.empty[ExprId, Expression]
 
-    def visit(plan: LogicalPlan): Option[Reason] = plan match {
+    // Collects the inputs, the conjuncts of every join condition and the projections' aliases.
+    def visit(plan: LogicalPlan): Either[Reason, Unit] = plan match {
       case join @ Join(left, right, Inner, condition, _) =>
-        if (condition.isEmpty) return Some(s"${describe(join)} has no join condition")
-        conditions ++= splitConjuncts(condition.get).map(join -> _)
-        visit(left).orElse(visit(right))
-      case Project(projectList, child) if isInnerChain(child) =>
-        visit(child).orElse {
-          projectionAliases(projectList, aliases, nullWhenMissing = false) match {
-            case Left(reason) => Some(reason)
-            case Right(extended) => aliases = extended; None
-          }
+        condition.toRight(s"${describe(join)} has no join condition").flatMap { condition =>
+          conditions ++= splitConjuncts(condition).map(join -> _)
+          visit(left).flatMap(_ => visit(right))
         }
-      case Filter(condition, child) if isInnerChain(child) =>
-        Some(s"a filter (${condition.sql}) stands between two joins of the chain")
+      case Project(projectList, child) if isInnerChain(child) =>
+        for {
+          _ <- visit(child)
+          extended <- projectionAliases(projectList, aliases, nullWhenMissing = false)
+        } yield aliases = extended
+      case Filter(condition, child) if isInnerChain(child) => Left(filterBetweenJoins(condition))
       case other =>
         inputs += other
-        None
+        Right(())
     }
 
-    visit(root).map(Left(_)).getOrElse(keyClasses(root, inputs.toSeq, conditions.toSeq, aliases))
+    visit(root).flatMap(_ => keyClasses(root, inputs.toSeq, conditions.toSeq, aliases))
   }
 
   private def isInnerChain(plan: LogicalPlan): Boolean = plan match {
@@ -131,39 +125,35 @@ private[multijoin] object DrivenChains {
     def inputOf(e: Expression): Int =
       if (e.references.isEmpty) -1 else inputs.indexWhere(in => e.references.subsetOf(in.outputSet))
 
-    for ((join, condition) <- conditions) {
+    // Unites the two sides of every equality, or finds the first condition that is not one.
+    val united = traverse(conditions) { case (join, condition) =>
       val notAnEquality = s"${describe(join)} has the condition ${condition.sql}, which is not " +
         "an equality between an expression of one input and one of another"
-      val reason = substitute(condition, aliases) match {
+      substitute(condition, aliases) match {
         case EqualTo(a, b) =>
-          keyProblem(join, a).orElse(keyProblem(join, b)).orElse {
-            val (left, right) = (inputOf(a), inputOf(b))
-            if (left >= 0 && right >= 0 && left != right) {
-              parent(find(node(left, strip(a)))) = find(node(right, strip(b)))
-              None
-            } else Some(notAnEquality)
-          }
-        case _ => Some(notAnEquality)
+          val (left, right) = (inputOf(a), inputOf(b))
+          for {
+            _ <- firstProblem(Seq(keyProblem(join, a), keyProblem(join, b)))
+            _ <- Either.cond(left >= 0 && right >= 0 && left != right, (), notAnEquality)
+          } yield parent(find(node(left, strip(a)))) = find(node(right, strip(b)))
+        case _ => Left(notAnEquality)
       }
-      if (reason.isDefined) return Left(reason.get)
     }
 
-    // Components in the order the first input's key expressions were met.
-    val components = nodes.indices.filter(n => nodes(n)._1 == 0).map(find).distinct
-    val members = components.map(c => nodes.indices.filter(n => find(n) == c).map(nodes))
-    val incomplete = nodes.indices.map(find).distinct.filterNot(components.contains)
-    if (components.isEmpty || incomplete.nonEmpty ||
-        members.exists(m => m.map(_._1).sorted != inputs.indices)) {
-      return Left(s"${describe(root)}: the inputs are not all joined on one shared key (each key " +
-        "column must be equal across every input, and no input may use two of its columns for " +
-        "one key column)")
+    united.flatMap { _ =>
+      // Components in the order the first input's key expressions were met.
+      val components = nodes.indices.filter(n => nodes(n)._1 == 0).map(find).distinct
+      val members = components.map(c => nodes.indices.filter(n => find(n) == c).map(nodes))
+      val incomplete = nodes.indices.map(find).distinct.filterNot(components.contains)
+      val shared = components.nonEmpty && incomplete.isEmpty &&
+        members.forall(m => m.map(_._1).sorted == inputs.indices)
+      Either.cond(shared,
+        Chain(inputs, inputs.indices.map(i => members.map(_.find(_._1 == i).get._2)), aliases),
+        s"${describe(root)}: the inputs are not all joined on one shared key (each key column " +
+          "must be equal across every input, and no input may use two of its columns for one " +
+          "key column)")
     }
-    val keys = inputs.indices.map(i => members.map(_.find(_._1 == i).get._2))
-    Right(Chain(inputs, keys, aliases))
   }
-
-  private def evaluable(join: Join, pairs: Seq[(Expression, Expression)]): Either[Reason, Unit] =
-    pairs.flatMap(p => keyProblem(join, p._1).orElse(keyProblem(join, p._2))).headOption.toLeft(())
 
   private def withProjection(projectList: Seq[NamedExpression], chain: Chain): Either[Reason, Chain] =
     projectionAliases(projectList, chain.aliases, nullWhenMissing = false)

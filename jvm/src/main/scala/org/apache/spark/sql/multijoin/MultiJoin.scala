@@ -7,7 +7,7 @@ import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.SparkStrategy
 
 /**
- * N inputs joined at once on one shared key, with the semantics of DESIGN.md section 2.
+ * N inputs joined at once on one shared key, with the semantics of docs/semantics.md.
  * FULL (nested coalesce): for each non-null key, the product over the inputs of their matching
  * rows (or one null row where an input has none); every row whose key has a null component once,
  * null-padded. LEFT: the same, restricted to the keys and null-key rows of the first input.

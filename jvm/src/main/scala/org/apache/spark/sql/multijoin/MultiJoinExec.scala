@@ -114,7 +114,8 @@ case class MultiJoinExec(keys: Seq[Seq[Expression]], joinType: JoinType, childre
 }
 
 object MultiJoinExec {
-  def inputRowsMetric(input: Int): String = s"numInputRows$input"
+  /** The key of input `input`'s row count (0-based), numbered from 1 as its label is. */
+  def inputRowsMetric(input: Int): String = s"numInputRows${input + 1}"
 
   /**
    * The sorter and the merge work on UnsafeRows, which Spark's operators emit; this converts the

@@ -13,7 +13,11 @@ import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo, Li
  *     elimination) run on the ordinary Join nodes; filters above the marker are pushed through it;
  *  3. pre-CBO, once operator optimisation is finished: the chain under the marker collapses into
  *     one [[MultiJoin]] node, or falls back with a warning that says why;
- *  4. planning: [[MultiJoin]] becomes [[MultiJoinExec]], EnsureRequirements gives each input
+ *  4. pre-CBO, right after the collapse: a LEFT or INNER [[MultiJoin]]'s other inputs get the
+ *     driver's bloom filter ([[RuntimeBloomFilter]]). It must follow the collapse, whose
+ *     MultiJoin nodes and unified keys it needs, and precede planning, so that each filter sits
+ *     below its input's shuffle;
+ *  5. planning: [[MultiJoin]] becomes [[MultiJoinExec]], EnsureRequirements gives each input
  *     exactly one shuffle, and the operator sorts each input once.
  */
 class MultiJoinExtensions extends (SparkSessionExtensions => Unit) {
@@ -21,6 +25,8 @@ class MultiJoinExtensions extends (SparkSessionExtensions => Unit) {
     extensions.injectResolutionRule(_ => ResolveMultiJoinHint)
     extensions.injectOptimizerRule(_ => PushFilterThroughMultiJoinHint)
     extensions.injectPreCBORule(_ => CollapseMultiJoinChain)
+    // Pre-CBO rules run in the order they are injected, in one batch.
+    extensions.injectPreCBORule(_ => RuntimeBloomFilter)
     extensions.injectPlannerStrategy(_ => MultiJoinStrategy)
     extensions.injectFunction(MultiJoinExtensions.versionFunction)
   }

@@ -24,7 +24,7 @@ import org.apache.spark.sql.types._
  * pressure, so a key with more matches than memory completes.
  *
  * Keys are compared as UnsafeRows with the key ordering, except a single integral, date or
- * timestamp column read straight from the row (see [[IntegralKey]]): then as longs, with no key
+ * timestamp column read straight from the row (see [[KeyAsLong]]): then as longs, with no key
  * projection per row. Output rows are the inputs' rows concatenated by [[UnsafeRowConcatenator]].
  */
 private[multijoin] final class MultiJoinScanner(
@@ -56,8 +56,8 @@ private[multijoin] final class MultiJoinScanner(
   private[this] val headKeyHasNull = new Array[Boolean](n)
   // Integral keys are read as longs; other keys are projected and compared with the generated
   // ordering, which integral keys then do not need built.
-  private[this] val integralKey: Array[IntegralKey] = IntegralKey.forAll(boundKeys).orNull
-  private[this] val longKeys = integralKey != null
+  private[this] val keyAsLong: Array[KeyAsLong] = KeyAsLong.forAll(boundKeys).orNull
+  private[this] val longKeys = keyAsLong != null
   private[this] val keyProjections: Array[UnsafeProjection] =
     if (longKeys) null else boundKeys.map(key => UnsafeProjection.create(key)).toArray
   private[this] val keyOrdering =
@@ -72,14 +72,14 @@ private[multijoin] final class MultiJoinScanner(
   private[this] var groupLong = 0L
 
   // The current group. `joined` holds each input's row of the combination to emit (null: the
-  // input has no row for it); `buffered` lists the inputs whose group has several rows,
+  // input has no row for it); `multiRowInputs` lists the inputs whose group has several rows,
   // iterated as an odometer (the last one fastest).
   private[this] val joined = new Array[UnsafeRow](n)
   private[this] val concatenator = new UnsafeRowConcatenator(inputSchemas)
   private[this] val buffers = new Array[ExternalAppendOnlyUnsafeRowArray](n)
   private[this] val bufferIterators = new Array[Iterator[UnsafeRow]](n)
-  private[this] val buffered = new Array[Int](n)
-  private[this] var bufferedCount = 0
+  private[this] val multiRowInputs = new Array[Int](n)
+  private[this] var multiRowCount = 0
 
   private[this] var pending = false
   private[this] var closed = false
@@ -113,7 +113,7 @@ private[multijoin] final class MultiJoinScanner(
       inputRows(i) += 1
       headRow(i) = slot
       if (longKeys) {
-        val key = integralKey(i)
+        val key = keyAsLong(i)
         headKeyHasNull(i) = slot.isNullAt(key.ordinal)
         if (!headKeyHasNull(i)) headLong(i) = key.read(slot)
       } else {
@@ -151,7 +151,7 @@ private[multijoin] final class MultiJoinScanner(
 
   /** Moves to the next key (or null-key row); false once there is none. */
   private def nextGroup(): Boolean = {
-    bufferedCount = 0
+    multiRowCount = 0
     val found = joinType match {
       case FullOuter => nextFullGroup()
       case LeftOuter => nextLeftGroup()
@@ -161,7 +161,7 @@ private[multijoin] final class MultiJoinScanner(
     // The first combination: every buffered input at its first row.
     if (found) {
       var b = 0
-      while (b < bufferedCount) { restart(buffered(b)); b += 1 }
+      while (b < multiRowCount) { restart(multiRowInputs(b)); b += 1 }
     }
     found
   }
@@ -274,8 +274,8 @@ private[multijoin] final class MultiJoinScanner(
         buffer.add(headRow(i))
         fetch(i)
       }
-      buffered(bufferedCount) = i
-      bufferedCount += 1
+      multiRowInputs(multiRowCount) = i
+      multiRowCount += 1
     }
   }
 
@@ -286,18 +286,18 @@ private[multijoin] final class MultiJoinScanner(
 
   /** Advances the odometer over the buffered inputs; false when the group is done. */
   private def nextCombination(): Boolean = {
-    var d = bufferedCount - 1
+    var d = multiRowCount - 1
     while (d >= 0) {
-      val i = buffered(d)
+      val i = multiRowInputs(d)
       if (bufferIterators(i).hasNext) {
         joined(i) = bufferIterators(i).next()
         var inner = d + 1
-        while (inner < bufferedCount) { restart(buffered(inner)); inner += 1 }
+        while (inner < multiRowCount) { restart(multiRowInputs(inner)); inner += 1 }
         return true
       }
       d -= 1
     }
-    bufferedCount = 0
+    multiRowCount = 0
     false
   }
 }
@@ -312,7 +312,7 @@ private[multijoin] object MultiJoinScanner {
  * order is the key's order): the column itself, or an exact widening cast of an integral column
  * to a wider integral type, which leaves the value as it is.
  */
-private[multijoin] final case class IntegralKey(ordinal: Int, bytes: Int) {
+private[multijoin] final case class KeyAsLong(ordinal: Int, bytes: Int) {
   def read(row: UnsafeRow): Long = bytes match {
     case 8 => row.getLong(ordinal)
     case 4 => row.getInt(ordinal)
@@ -321,7 +321,7 @@ private[multijoin] final case class IntegralKey(ordinal: Int, bytes: Int) {
   }
 }
 
-private[multijoin] object IntegralKey {
+private[multijoin] object KeyAsLong {
   /** How many bytes the column's value takes in an UnsafeRow slot, for the types read as longs. */
   private def bytes(t: DataType): Option[Int] = t match {
     case LongType | TimestampType | TimestampNTZType => Some(8)
@@ -332,20 +332,20 @@ private[multijoin] object IntegralKey {
   }
 
   /** The reader of a bound key, if it is such a column; None otherwise. */
-  def of(boundKey: Seq[Expression]): Option[IntegralKey] = boundKey match {
-    case Seq(column: BoundReference) => bytes(column.dataType).map(IntegralKey(column.ordinal, _))
+  def of(boundKey: Seq[Expression]): Option[KeyAsLong] = boundKey match {
+    case Seq(column: BoundReference) => bytes(column.dataType).map(KeyAsLong(column.ordinal, _))
     case Seq(cast: Cast) => cast.child match {
       case column: BoundReference if column.dataType.isInstanceOf[IntegralType] &&
           cast.dataType.isInstanceOf[IntegralType] &&
           KeyTypes.isExactWidening(column.dataType, cast.dataType) =>
-        bytes(column.dataType).map(IntegralKey(column.ordinal, _))
+        bytes(column.dataType).map(KeyAsLong(column.ordinal, _))
       case _ => None
     }
     case _ => None
   }
 
   /** Readers for every input, or None unless every input's key has one. */
-  def forAll(boundKeys: Seq[Seq[Expression]]): Option[Array[IntegralKey]] = {
+  def forAll(boundKeys: Seq[Seq[Expression]]): Option[Array[KeyAsLong]] = {
     val readers = boundKeys.map(of)
     if (readers.forall(_.isDefined)) Some(readers.map(_.get).toArray) else None
   }

@@ -4,7 +4,9 @@ import org.apache.spark.internal.Logging
 import org.apache.spark.sql.catalyst.expressions.{Alias, BloomFilterMightContain, Expression, Literal, ScalarSubquery, XxHash64}
 import org.apache.spark.sql.catalyst.expressions.aggregate.BloomFilterAggregate
 import org.apache.spark.sql.catalyst.optimizer.ColumnPruning
+import org.apache.spark.sql.catalyst.plans.{Inner, LeftOuter}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Filter, LogicalPlan}
+import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.internal.SQLConf
 
 /**
@@ -15,52 +17,74 @@ import org.apache.spark.sql.internal.SQLConf
  *
  * Spark's own runtime filter does not fire here: it only knows binary Join nodes, never prunes
  * from a LEFT join's driver side, and needs a selective filter over a small scan.
+ *
+ * A rule of its own, run right after [[CollapseMultiJoinChain]] (see [[MultiJoinExtensions]]):
+ * it works on the [[MultiJoin]] nodes the collapse creates, with their keys already unified.
  */
-private[multijoin] object RuntimeBloomFilter extends Logging {
+object RuntimeBloomFilter extends Rule[LogicalPlan] with Logging {
+
+  override def apply(plan: LogicalPlan): LogicalPlan = plan.transformUp {
+    case join @ MultiJoin(inputs, keys, LeftOuter | Inner) if !inputs.exists(isPruned) =>
+      join.copy(children = prune(inputs, keys))
+  }
+
+  /** An input this rule already wrapped (the rule must not wrap it twice if run again). */
+  private def isPruned(input: LogicalPlan): Boolean = input match {
+    case Filter(_: BloomFilterMightContain, _) => true
+    case _ => false
+  }
 
   /** The inputs, each but the driver (the first) wrapped in the filter when it pays. */
-  def prune(inputs: Seq[LogicalPlan], keys: Seq[Seq[Expression]]): Seq[LogicalPlan] = {
-    if (!MultiJoinConf.bloomFilterEnabled) {
-      logInfo(s"Bloom filter not built: ${MultiJoinConf.BLOOM_FILTER_ENABLED.key} is false")
-      return inputs
-    }
+  private def prune(inputs: Seq[LogicalPlan], keys: Seq[Seq[Expression]]): Seq[LogicalPlan] = {
     val driver = inputs.head
     val driverSize = driver.stats.sizeInBytes.max(1)
-    if (driverSize >= SQLConf.get.defaultSizeInBytes) {
-      logInfo("Bloom filter not built: the driver's size is unknown to Spark, so the filter " +
-        "cannot be sized (read it from files or tables, or ANALYZE it)")
-      return inputs
-    }
-    // Without table statistics there is no row count: size / 8 bytes overestimates it, and
-    // a filter sized for more rows than there are only costs bits, not accuracy.
-    val expectedRows = driver.stats.rowCount.map(_.toLong).getOrElse((driverSize / 8).toLong).max(1L)
-    val fpp = MultiJoinConf.bloomFilterFpp
-    val bits = math.ceil(-expectedRows * math.log(fpp) / (math.log(2) * math.log(2))).toLong.max(64L)
-    if (bits > MultiJoinConf.bloomFilterMaxBits) {
-      logInfo(s"Bloom filter not built: the driver's ~$expectedRows rows need $bits bits for a " +
-        s"false positive rate of $fpp, more than ${MultiJoinConf.BLOOM_FILTER_MAX_BITS.key}=" +
-        s"${MultiJoinConf.bloomFilterMaxBits}")
-      return inputs
-    }
-    val minRatio = MultiJoinConf.bloomFilterMinSizeRatio
-    lazy val bloomFilter = {
-      val aggregate = new BloomFilterAggregate(
-        new XxHash64(keys.head), Literal(expectedRows), Literal(bits)).toAggregateExpression()
-      ScalarSubquery(ColumnPruning(Aggregate(Nil, Seq(Alias(aggregate, "multijoin_bloom_filter")()), driver)))
-    }
-    inputs.zip(keys).zipWithIndex.map {
-      case ((input, _), 0) => input
-      case ((input, key), i) =>
-        val ratio = input.stats.sizeInBytes.toDouble / driverSize.toDouble
-        if (ratio < minRatio) {
-          logInfo(f"Bloom filter not applied to input ${i + 1}: it is only $ratio%.1fx the " +
-            f"driver's size, less than ${MultiJoinConf.BLOOM_FILTER_MIN_SIZE_RATIO.key}=$minRatio")
-          input
-        } else {
-          logInfo(f"Bloom filter from the driver (~$expectedRows rows, $bits bits) prunes input " +
-            f"${i + 1} ($ratio%.1fx the driver's size) before its shuffle")
-          Filter(BloomFilterMightContain(bloomFilter, new XxHash64(key)), input)
+    filterSize(driver, driverSize) match {
+      case Left(reason) =>
+        logInfo(s"Bloom filter not built: $reason")
+        inputs
+      case Right((expectedRows, bits)) =>
+        val minRatio = MultiJoinConf.bloomFilterMinSizeRatio
+        lazy val bloomFilter = {
+          val aggregate = new BloomFilterAggregate(
+            new XxHash64(keys.head), Literal(expectedRows), Literal(bits)).toAggregateExpression()
+          ScalarSubquery(
+            ColumnPruning(Aggregate(Nil, Seq(Alias(aggregate, "multijoin_bloom_filter")()), driver)))
+        }
+        inputs.zip(keys).zipWithIndex.map {
+          case ((input, _), 0) => input
+          case ((input, key), i) =>
+            val ratio = input.stats.sizeInBytes.toDouble / driverSize.toDouble
+            if (ratio < minRatio) {
+              logInfo(f"Bloom filter not applied to input ${i + 1}: it is only $ratio%.1fx the " +
+                f"driver's size, less than ${MultiJoinConf.BLOOM_FILTER_MIN_SIZE_RATIO.key}=$minRatio")
+              input
+            } else {
+              logInfo(f"Bloom filter from the driver (~$expectedRows rows, $bits bits) prunes " +
+                f"input ${i + 1} ($ratio%.1fx the driver's size) before its shuffle")
+              Filter(BloomFilterMightContain(bloomFilter, new XxHash64(key)), input)
+            }
         }
     }
+  }
+
+  /** The filter's expected rows and bits, or why it is not built. */
+  private def filterSize(driver: LogicalPlan, driverSize: BigInt): Either[String, (Long, Long)] = {
+    // Without table statistics there is no row count: size / 8 bytes overestimates it, and
+    // a filter sized for more rows than there are only costs bits, not accuracy.
+    lazy val expectedRows =
+      driver.stats.rowCount.map(_.toLong).getOrElse((driverSize / 8).toLong).max(1L)
+    lazy val fpp = MultiJoinConf.bloomFilterFpp
+    lazy val bits =
+      math.ceil(-expectedRows * math.log(fpp) / (math.log(2) * math.log(2))).toLong.max(64L)
+    for {
+      _ <- Either.cond(MultiJoinConf.bloomFilterEnabled, (),
+        s"${MultiJoinConf.BLOOM_FILTER_ENABLED.key} is false")
+      _ <- Either.cond(driverSize < SQLConf.get.defaultSizeInBytes, (),
+        "the driver's size is unknown to Spark, so the filter cannot be sized (read it from " +
+          "files or tables, or ANALYZE it)")
+      _ <- Either.cond(bits <= MultiJoinConf.bloomFilterMaxBits, (),
+        s"the driver's ~$expectedRows rows need $bits bits for a false positive rate of $fpp, " +
+          s"more than ${MultiJoinConf.BLOOM_FILTER_MAX_BITS.key}=${MultiJoinConf.bloomFilterMaxBits}")
+    } yield (expectedRows, bits)
   }
 }

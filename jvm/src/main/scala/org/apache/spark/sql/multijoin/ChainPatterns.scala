@@ -1,0 +1,148 @@
+package org.apache.spark.sql.multijoin
+
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeSet, Cast, Coalesce, EqualTo, ExprId, Expression, ExpressionSet, KnownFloatingPointNormalized, NamedExpression, NullIntolerant, SubqueryExpression, Unevaluable}
+import org.apache.spark.sql.catalyst.optimizer.NormalizeNaNAndZero
+import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
+
+/**
+ * What the recognisers of the FULL chain ([[FullOuterChain]]) and of the LEFT and INNER chains
+ * ([[DrivenChains]]) share: the [[ChainPatterns.Chain]] they produce, a join condition read as
+ * key equalities, what may be a key, and the projections between levels. The semantics each
+ * chain must have are in docs/semantics.md.
+ *
+ * Every check answers with an Either: Left holds the reason shown to the user when the hint
+ * falls back, and the first problem found wins.
+ */
+private[multijoin] object ChainPatterns {
+
+  /** Why a chain cannot be collapsed, in words for the fallback warning. */
+  type Reason = String
+
+  /**
+   * A recognised chain.
+   *
+   * @param keys    per input, its key components (casts and normalisation stripped)
+   * @param aliases expressions defined by projections between levels, over the inputs' columns
+   */
+  case class Chain(
+      inputs: Seq[LogicalPlan],
+      keys: Seq[Seq[Expression]],
+      aliases: Map[ExprId, Expression]) {
+    require(inputs.size == keys.size)
+    def arity: Int = keys.head.size
+    /** The set of key expressions of one component across the chain's inputs. */
+    def component(c: Int): ExpressionSet = ExpressionSet(keys.flatMap(k => coalesceOperands(k(c))))
+  }
+
+  /** `check` applied to every item in order, or the first problem it finds (and no later call). */
+  def traverse[A, B](items: Seq[A])(check: A => Either[Reason, B]): Either[Reason, Seq[B]] =
+    items.foldLeft[Either[Reason, Vector[B]]](Right(Vector.empty)) { (done, item) =>
+      done.flatMap(results => check(item).map(results :+ _))
+    }
+
+  /** The first of `problems` that is one, as a Left. */
+  def firstProblem(problems: Seq[Option[Reason]]): Either[Reason, Unit] =
+    problems.flatten.headOption.toLeft(())
+
+  /** The join condition as (left expression, right expression) pairs, one per key component. */
+  def equalityPairs(join: Join): Either[Reason, Seq[(Expression, Expression)]] = {
+    val conjuncts = join.condition.toSeq.flatMap(splitConjuncts)
+    val (leftSet, rightSet) = (join.left.outputSet, join.right.outputSet)
+    def over(e: Expression, side: AttributeSet) = e.references.nonEmpty && e.references.subsetOf(side)
+    for {
+      _ <- Either.cond(conjuncts.nonEmpty, (), s"${describe(join)} has no join condition")
+      pairs <- traverse(conjuncts) {
+        case EqualTo(a, b) if over(a, leftSet) && over(b, rightSet) => Right((a, b))
+        case EqualTo(a, b) if over(a, rightSet) && over(b, leftSet) => Right((b, a))
+        case EqualTo(a, b) if a.references.isEmpty || b.references.isEmpty =>
+          Left(s"${describe(join)} compares a key with a constant (Spark folds a key column " +
+            "that holds one value into the condition), so the key of each input is not known")
+        case other => Left(s"${describe(join)} has the condition ${other.sql}, which is not an " +
+          "equality between an expression of each side")
+      }
+    } yield pairs
+  }
+
+  /** Why a chain with a filter between two of its joins is refused. */
+  def filterBetweenJoins(condition: Expression): Reason =
+    s"a filter (${condition.sql}) stands between two joins of the chain"
+
+  def splitConjuncts(condition: Expression): Seq[Expression] = condition match {
+    case And(a, b) => splitConjuncts(a) ++ splitConjuncts(b)
+    case other => Seq(other)
+  }
+
+  /** Why `key` cannot be a key of the multi-join, if it cannot. */
+  def keyProblem(join: Join, key: Expression): Option[Reason] =
+    if (!key.deterministic) {
+      Some(s"${describe(join)} joins on ${key.sql}, which is not deterministic")
+    } else if (key.exists(isUnevaluable)) {
+      Some(s"${describe(join)} joins on ${key.sql}, which cannot be evaluated as a key " +
+        "(a Python UDF or a subquery)")
+    } else None
+
+  private def isUnevaluable(e: Expression): Boolean = e match {
+    case _: Attribute => false // bound to a column at execution, though Unevaluable in itself
+    case _: SubqueryExpression => true
+    case _: Unevaluable => true
+    case _ => false
+  }
+
+  /**
+   * `aliases` plus those a projection between two levels defines, over the inputs' columns. It is
+   * computed after the collapse, on the joined row: it must be deterministic, and where a side
+   * can be missing (FULL), null for a missing row, as the vanilla plan's padding would be.
+   */
+  def projectionAliases(
+      projectList: Seq[NamedExpression],
+      aliases: Map[ExprId, Expression],
+      nullWhenMissing: Boolean): Either[Reason, Map[ExprId, Expression]] = {
+    val defined = projectList.collect { case alias: Alias => alias }
+    for {
+      _ <- firstProblem(defined.map { alias =>
+        if (alias.deterministic) None
+        else Some(s"the projection ${alias.sql} between two joins is not deterministic")
+      })
+      _ <- firstProblem(defined.map { alias =>
+        if (!nullWhenMissing || nullWhenAbsent(alias.child)) None
+        else Some(s"the projection ${alias.sql} between two joins is not null for a row that " +
+          "is missing from its side, so it cannot be computed after the joins")
+      })
+    } yield aliases ++ defined.map(alias => alias.exprId -> substitute(alias.child, aliases))
+  }
+
+  private def nullWhenAbsent(expression: Expression): Boolean = expression match {
+    case _: Attribute => true
+    case Coalesce(children) => children.forall(nullWhenAbsent)
+    case KnownFloatingPointNormalized(child) => nullWhenAbsent(child)
+    case e: NullIntolerant => e.children.exists(nullWhenAbsent)
+    case _ => false
+  }
+
+  def substitute(e: Expression, aliases: Map[ExprId, Expression]): Expression =
+    if (aliases.isEmpty) e else e.transformUp {
+      case a: Attribute if aliases.contains(a.exprId) => aliases(a.exprId)
+    }
+
+  /** Removes what does not change key equality: aliases, normalisation, exact widening casts. */
+  def strip(e: Expression): Expression = e match {
+    case Alias(child, _) => strip(child)
+    case KnownFloatingPointNormalized(child) => strip(child)
+    case NormalizeNaNAndZero(child) => strip(child)
+    case Cast(child, to, _, _) if KeyTypes.isExactWidening(child.dataType, to) => strip(child)
+    case Coalesce(children) =>
+      children.flatMap(child => coalesceOperands(strip(child))) match {
+        case Seq(single) => single
+        case operands => Coalesce(operands)
+      }
+    case other => other
+  }
+
+  def coalesceOperands(e: Expression): Seq[Expression] = e match {
+    case Coalesce(children) => children
+    case other => Seq(other)
+  }
+
+  def describe(join: Join): String =
+    s"the join ON ${join.condition.map(_.sql).getOrElse("(nothing)")}"
+}
