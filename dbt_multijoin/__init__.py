@@ -1,4 +1,4 @@
-"""dbt-multijoin: a Spark SQL extension and dbt package for k-way sort-merge FULL OUTER joins."""
+"""dbt-multijoin: a Spark SQL extension and dbt package for k-way sort-merge FULL/LEFT/INNER joins on one key."""
 
 __version__ = "0.1.0"
 

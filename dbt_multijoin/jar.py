@@ -64,9 +64,10 @@ def installed_spark() -> SparkInstall:
     """The Spark that the pyspark of this environment brings (found without importing it)."""
     spec = importlib.util.find_spec("pyspark")
     if spec is None or not spec.submodule_search_locations:
+        shipped = shipped_jars()
         raise PysparkNotInstalledError(
-            "pyspark is not installed in this environment: install it (pip install 'dbt-multijoin[spark]'), "
-            "or name the Spark version with --spark MINOR (shipped: %s)" % (", ".join(shipped_jars()) or "none")
+            "pyspark is not installed in this environment: install it (pip install 'dbt-multijoin[spark]')"
+            + (f", or name the Spark version with --spark MINOR (shipped: {', '.join(shipped)})" if shipped else "")
         )
     return SparkInstall.from_home(spec.submodule_search_locations[0])
 
