@@ -24,11 +24,14 @@ setup_venv() {
 }
 
 for version in "${SPARK_VERSIONS[@]}"; do
-  home=$(spark_extra_home "$version")
-  if [ -z "$home" ]; then
+  if [ -z "$(spark_extra_home "$version")" ]; then
     setup_venv "$(spark_venv "$version")" "constraints/spark-${version%.*}.txt"
-  elif [ ! -d "$home/pyspark/jars" ]; then
-    rm -rf "$home.partial"
+  fi
+done
+for version in "${SPARK_VERSIONS[@]}"; do
+  home=$(spark_extra_home "$version")
+  if [ -n "$home" ] && [ ! -d "$home/pyspark/jars" ]; then
+    rm -rf "$home.partial"  # what an interrupted run left
     .venv/bin/python -m pip install "${pip[@]}" --no-deps --target "$home.partial" "pyspark==$version"
     mv "$home.partial" "$home"
   fi
