@@ -29,9 +29,11 @@ INTEGRATION_TESTS = REPO / "integration_tests"
 DBT = str(Path(sys.executable).with_name("dbt"))
 SCHEMA = "multijoin_it"
 DBT_TIMEOUT = 900  # seconds for one dbt command
-# Small Spark for 2-core CI machines (DESIGN.md): local[2] comes from the profile.
+# Small Spark for 2-core CI machines: local[2] comes from the profile.
 SPARK_SUBMIT_ARGS = "--conf spark.sql.shuffle.partitions=4 --conf spark.ui.enabled=false pyspark-shell"
-THRIFT_CONFS = {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4"}
+# ANSI mode on for every Thrift session, on Spark 3.5 too (4.x has it on by default). The session
+# method cannot run with it: dbt-spark pins spark.sql.ansi.enabled=false there.
+THRIFT_CONFS = {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4", "spark.sql.ansi.enabled": "true"}
 
 
 @dataclass
@@ -143,7 +145,7 @@ def make_project(
 
 def _installed(root: Path, **env: str) -> DbtProject:
     """The project at `root` with its packages installed, run with quiet, reproducible dbt and a
-    small Spark (DESIGN.md: 2-core CI)."""
+    small Spark (2-core CI machines)."""
     project = DbtProject(
         root,
         dict(

@@ -9,14 +9,20 @@ local Spark Thrift Server (thrift) that these tests start with the jar and stop 
   run-time failure (on thrift, where each model has its own session, even without it);
 - without the extension: a clear error naming the way to load it on that target, or, with
   allow_vanilla_fallback, the same rows and a warning;
-- bad configs fail naming the model and the problem, and create nothing.
+- bad configs fail naming the model and the problem, and create nothing;
+- extension_version() gives the loaded extension's version, and none without it.
+
+The session target runs with ANSI mode off (dbt-spark pins it), the thrift target with it on
+(dbt_helpers.THRIFT_CONFS). Run under .venv (Spark 3.5) and .venv-spark4 (Spark 4.x).
 """
 
 from __future__ import annotations
 
+import jinja2
 import pytest
 
-from dbt_helpers import SCHEMA, hive_query, make_project, private_jar, session_build, thrift_server
+from dbt_helpers import REPO, SCHEMA, hive_query, make_project, private_jar, session_build, thrift_server
+from dbt_multijoin import EXTENSION_CLASS
 
 pytestmark = pytest.mark.slow
 
@@ -53,6 +59,8 @@ def assert_build_passed(project, build):
         assert [t["status"] for t in used] == ["pass"], (model, used)
     for strategy in ("chain", "balanced"):
         assert f"strategy {strategy}, physical join operator: vanilla" in build.output
+    # extension_version() gave the version the session's extension reports itself.
+    assert [t["status"] for t in build.tests() if t["unique_id"].endswith(".ext_version_is_the_loaded_one")] == ["pass"]
 
 
 def test_build_session(session):
@@ -82,6 +90,9 @@ def test_build_thrift(thrift):
     chain_sql = next(project.compiled().rglob("mj_dup_chain.sql")).read_text()
     chain_plan = "\n".join(row[0] for row in hive_query(server.port, "explain " + chain_sql))
     assert "MultiJoin" not in chain_plan and "SortMergeJoin" in chain_plan, chain_plan
+    # The whole thrift build ran with ANSI mode on: dbt's own session said so to a conf probe.
+    ansi = hive_query(server.port, f"select conf_value from {SCHEMA}.conf_leak_0_baseline where conf_key = 'spark.sql.ansi.enabled'")
+    assert ansi == [("true",)], ansi
 
 
 def assert_confs_restored_after_failures(run, method):
@@ -188,6 +199,10 @@ def assert_missing_extension(run, method, hints):
     # The fallback's rows equal the hand-written answer, and its plan had no MultiJoin node.
     tests = [t for t in run.tests() if "ext_multiway_fallback" in t["unique_id"]]
     assert len(tests) == 2 and all(t["status"] == "pass" for t in tests), run.describe()
+    # extension_version() is none there, and does not fail the model that asks.
+    assert run.status("ext_version_missing") == "success", run.describe()
+    version_tests = [t["status"] for t in run.tests() if "ext_version_missing" in t["unique_id"]]
+    assert version_tests == ["pass"], run.describe()
 
 
 def test_missing_extension_session(tmp_path):
@@ -196,7 +211,7 @@ def test_missing_extension_session(tmp_path):
     assert_missing_extension(
         run,
         "session",
-        ["server_side_parameters", "spark.jars", "spark.sql.extensions: org.apache.spark.sql.multijoin.MultiJoinExtensions"],
+        ["server_side_parameters", "spark.jars", f"spark.sql.extensions: {EXTENSION_CLASS}"],
     )
 
 
@@ -207,5 +222,23 @@ def test_missing_extension_thrift(tmp_path):
     assert_missing_extension(
         run,
         "thrift",
-        ["--jars", "--conf spark.sql.extensions=org.apache.spark.sql.multijoin.MultiJoinExtensions", "dbt-multijoin thrift start"],
+        ["--jars", f"--conf spark.sql.extensions={EXTENSION_CLASS}", "dbt-multijoin thrift start"],
     )
+
+
+class MacroReturned(Exception):
+    """dbt's `return()` inside a macro: ends the macro with a value."""
+
+
+def test_macros_name_the_python_packages_extension_class():
+    """Macros cannot import Python: the one macro that names the extension class is rendered here
+    (plain Jinja, dbt's `return` stood in for) and must give dbt_multijoin.EXTENSION_CLASS."""
+    source = (REPO / "macros" / "internal" / "_extension.sql").read_text()
+
+    def give_back(value):
+        raise MacroReturned(value)
+
+    template = jinja2.Environment(extensions=["jinja2.ext.do"]).from_string(source + "{{ _mj_extension_class() }}")
+    with pytest.raises(MacroReturned) as returned:
+        template.render({"return": give_back})
+    assert returned.value.args == (EXTENSION_CLASS,)

@@ -3,6 +3,7 @@
     'spark.sql.shuffle.partitions',
     'spark.sql.session.timeZone',
     'spark.sql.caseSensitive',
+    'spark.sql.ansi.enabled',
     'spark.multijoin.failOnFallback',
     'spark.dbt_multijoin_it.marker'
   ]) -}}

@@ -7,3 +7,7 @@ def multi_join(relations, key, **_options):
 
 def restore_confs():
     return ""
+
+
+def extension_version():
+    return "0.1.0"

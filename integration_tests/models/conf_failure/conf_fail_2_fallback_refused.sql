@@ -7,8 +7,8 @@
     }
 ) }}
 
--- Hinted, but every input joins on R1's key (DESIGN.md section 2: a different query, 5 rows for
--- the worked example): the operator must refuse it, and with spark.multijoin.failOnFallback=true
+-- Hinted, but every input joins on R1's key (docs/semantics.md, worked example: a different query,
+-- 5 rows): the operator must refuse it, and with spark.multijoin.failOnFallback=true
 -- (set by the multiway strategy) planning fails instead of silently running vanilla joins.
 select /*+ MULTI_JOIN */
     coalesce(r1.device_id, r2.device_id, r3.device_id, r4.device_id) as device_id,

@@ -1,4 +1,4 @@
--- The nested-coalesce form of DESIGN.md section 2, written by hand: the reference every
+-- The nested-coalesce form of docs/semantics.md, written by hand: the reference every
 -- strategy must match row for row.
 select
     coalesce(j2.device_id, c.device_id) as device_id,

@@ -1,4 +1,4 @@
--- The inner multi-join of DESIGN.md section 2, written by hand: every input joined on the first
+-- The INNER multi-join of docs/semantics.md, written by hand: every input joined on the first
 -- input's key. The reference every inner strategy must match row for row.
 select
     a.device_id,

@@ -1,4 +1,4 @@
--- DESIGN.md section 2, worked example, answered by hand: the nested-coalesce form gives 3 rows,
+-- The worked example of docs/semantics.md, answered by hand: the nested-coalesce form gives 3 rows,
 -- key3 once (joining every input on R1's key instead would give 5).
 select
     device_id,
