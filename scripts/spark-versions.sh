@@ -34,8 +34,11 @@ spark_home() {
 }
 
 # Runs <command> of <version>'s virtualenv with that Spark's pyspark: with_spark 4.0.5 python -m pytest
+# The home goes on PYTHONPATH as an absolute path: tests start subprocesses (dbt, spark-submit) in
+# other directories, and they must import the same pyspark.
 with_spark() {
-  local version=$1 command=$2
+  local version=$1 command=$2 home
   shift 2
-  PYTHONPATH="$(spark_extra_home "$version")" "$(spark_venv "$version")/bin/$command" "$@"
+  home=$(spark_extra_home "$version")
+  PYTHONPATH="${home:+$(realpath "$home")}" "$(spark_venv "$version")/bin/$command" "$@"
 }
