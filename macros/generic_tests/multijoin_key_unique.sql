@@ -7,11 +7,13 @@
 {#- Fails with every (non-null) key the output holds more than once: use it when every input
     has unique keys. Rows with a NULL key component are not keys: each appears once anyway. -#}
 {%- set keys = dbt_multijoin._mj_as_list(key) -%}
+with key_counts as (
+    {{ dbt_multijoin._mj_key_counts(model, keys, indent=4) }}
+)
+
 select
     {{ dbt_multijoin._mj_column_list(keys, indent=4) }},
-    count(*) as occurrences
-from {{ model }}
-where{{ dbt_multijoin._mj_key_predicate(keys, '{k} is not null', 'and', 4) }}
-group by {{ dbt_multijoin._mj_column_list(keys) }}
-having count(*) > 1
+    n as occurrences
+from key_counts
+where n > 1
 {%- endmacro %}

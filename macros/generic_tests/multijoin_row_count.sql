@@ -11,12 +11,7 @@
 {%- set keys = dbt_multijoin._mj_as_list(key) -%}
 with key_counts as (
 {%- for input in inputs %}
-    select
-        {{ dbt_multijoin._mj_column_list(keys, indent=8) }},
-        count(*) as n
-    from {{ input }}
-    where{{ dbt_multijoin._mj_key_predicate(keys, '{k} is not null', 'and', 8) }}
-    group by {{ dbt_multijoin._mj_column_list(keys) }}
+    {{ dbt_multijoin._mj_key_counts(input, keys, indent=4) }}
 {%- if not loop.last %}
     union all
 {%- endif %}
