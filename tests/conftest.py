@@ -74,6 +74,8 @@ def _reset_confs(request):
             "spark.multijoin.bloomFilter.fpp",
             "spark.multijoin.bloomFilter.maxNumBits",
             "spark.sql.adaptive.enabled",
+            "spark.sql.ansi.enabled",
+            "spark.sql.shuffle.spreadNullJoinKeys.enabled",
             "spark.sql.legacy.bucketedTableScan.outputOrdering",
         ):
             session.conf.unset(key)

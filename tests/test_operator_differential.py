@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spark_plans import uses_multijoin
+from spark_plans import executed_nodes, uses_multijoin
 
 # A small pool per type, so that keys collide across inputs and repeat within one.
 KEY_POOLS = {
@@ -148,13 +148,7 @@ def assert_same_rows_as_vanilla(spark, hinted_sql: str, vanilla_sql: str) -> Non
     )
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
-@given(case=scenarios())
-def test_hinted_chain_returns_the_vanilla_rows(spark, case):
+def assert_chain_returns_the_vanilla_rows(spark, case) -> None:
     spark.conf.set("spark.multijoin.failOnFallback", "true")
     spark.conf.set("spark.sql.adaptive.enabled", str(case["adaptive"]).lower())
     register_inputs(spark, case["types"], case["inputs"])
@@ -164,6 +158,30 @@ def test_hinted_chain_returns_the_vanilla_rows(spark, case):
         chain_sql(n, arity, case["spelling"], hint=True),
         chain_sql(n, arity, case["spelling"], hint=False),
     )
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(case=scenarios())
+def test_hinted_chain_returns_the_vanilla_rows(spark, case):
+    """Under the session's default ANSI mode: off in Spark 3.5, on in Spark 4."""
+    assert_chain_returns_the_vanilla_rows(spark, case)
+
+
+@settings(
+    max_examples=max(EXAMPLES // 3, 10),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(case=scenarios())
+def test_hinted_chain_returns_the_vanilla_rows_in_ansi_mode(spark, case):
+    """ANSI mode coerces mixed key types by other rules (and is Spark 4's default): the casts
+    between key types must still be exact widenings the chain collapses through."""
+    spark.conf.set("spark.sql.ansi.enabled", "true")
+    assert_chain_returns_the_vanilla_rows(spark, case)
 
 
 @settings(
@@ -277,3 +295,54 @@ def test_every_column_type_and_width_comes_out_intact(spark, inputs, spelling):
         return f"SELECT {hint_sql}coalesce({', '.join(keys)}) AS k, {columns} FROM t1 {joins}"
 
     assert_same_rows_as_vanilla(spark, sql(hint=True), sql(hint=False))
+
+
+def spark_minor(spark) -> tuple[int, int]:
+    major, minor = spark.version.split(".")[:2]
+    return int(major), int(minor)
+
+
+@pytest.mark.parametrize("join_type", ["FULL OUTER", "LEFT"])
+def test_null_keys_spread_by_vanilla_joins_below_the_operator(spark, tmp_path, join_type):
+    """Spark 4.3's spark.sql.shuffle.spreadNullJoinKeys.enabled lets an outer join's inputs
+    spread their null-key rows over every partition; that join's output partitioning
+    (NullAwareHashPartitioning) then no longer clusters the rows by key. The operator asks for a
+    strict ClusteredDistribution, so an input that is such a join must be shuffled again: the
+    rows must be the vanilla ones, and every input of the operator an exchange of its own."""
+    if spark_minor(spark) < (4, 3):
+        pytest.skip(f"spark.sql.shuffle.spreadNullJoinKeys.enabled is new in Spark 4.3 (running {spark.version})")
+    spark.conf.set("spark.multijoin.failOnFallback", "true")
+    spark.conf.set("spark.sql.adaptive.enabled", "false")
+    spark.conf.set("spark.sql.shuffle.spreadNullJoinKeys.enabled", "true")
+    # From files, not literals: keys Spark could fold would not exercise the shuffles.
+    for name, keys in {
+        "t1": [1, 2, 3, None, None, None, 5],
+        "t2": [2, 3, 3, None, None, 6],
+        "t3": [1, 3, None, None, 6, 7],
+        "t4": [3, 6, None, None],
+    }.items():
+        rows = [(key, value) for value, key in enumerate(keys)]
+        path = str(tmp_path / name)
+        spark.createDataFrame(rows, f"k INT, v_{name} INT").write.parquet(path)
+        spark.read.parquet(path).createOrReplaceTempView(name)
+
+    def sql(hint: bool) -> str:
+        hint_sql = "/*+ MULTI_JOIN */ " if hint else ""
+        # t2 is itself a vanilla outer join, which spreads its null keys.
+        joined = "(SELECT a.k, a.v_t2, b.v_t4 FROM t2 a LEFT JOIN t4 b ON a.k = b.k)"
+        key = "coalesce(t1.k, j.k)" if join_type == "FULL OUTER" else "t1.k"
+        return (
+            f"SELECT {hint_sql}t1.k AS k1, j.k AS k2, t3.k AS k3, v_t1, v_t2, v_t4, v_t3 "
+            f"FROM t1 {join_type} JOIN {joined} j ON t1.k = j.k "
+            f"{join_type} JOIN t3 ON {key} = t3.k"
+        )
+
+    vanilla_plan = spark.sql(sql(hint=False))._jdf.queryExecution().executedPlan().toString()
+    assert "nullaware" in vanilla_plan.lower(), vanilla_plan
+    assert_same_rows_as_vanilla(spark, sql(hint=True), sql(hint=False))
+    hinted = spark.sql(sql(hint=True))
+    operator = [n for n in executed_nodes(hinted) if n.nodeName() == "MultiJoin"]
+    assert len(operator) == 1, hinted._jdf.queryExecution().executedPlan().toString()
+    children = [operator[0].children().apply(i) for i in range(operator[0].children().size())]
+    assert [c.nodeName() for c in children] == ["Exchange"] * 3, operator[0].toString()
+    assert all("nullaware" not in c.outputPartitioning().toString().lower() for c in children)

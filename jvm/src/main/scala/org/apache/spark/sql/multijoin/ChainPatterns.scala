@@ -1,6 +1,6 @@
 package org.apache.spark.sql.multijoin
 
-import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeSet, Cast, Coalesce, EqualTo, ExprId, Expression, ExpressionSet, KnownFloatingPointNormalized, NamedExpression, NullIntolerant, SubqueryExpression, Unevaluable}
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeSet, Cast, Coalesce, EqualTo, ExprId, Expression, ExpressionSet, KnownFloatingPointNormalized, NamedExpression, SubqueryExpression, Unevaluable}
 import org.apache.spark.sql.catalyst.optimizer.NormalizeNaNAndZero
 import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
 
@@ -115,7 +115,7 @@ private[multijoin] object ChainPatterns {
     case _: Attribute => true
     case Coalesce(children) => children.forall(nullWhenAbsent)
     case KnownFloatingPointNormalized(child) => nullWhenAbsent(child)
-    case e: NullIntolerant => e.children.exists(nullWhenAbsent)
+    case e if SparkShim.isNullIntolerant(e) => e.children.exists(nullWhenAbsent)
     case _ => false
   }
 

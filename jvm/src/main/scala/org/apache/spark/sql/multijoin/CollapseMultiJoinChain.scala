@@ -1,7 +1,6 @@
 package org.apache.spark.sql.multijoin
 
 import org.apache.spark.internal.Logging
-import org.apache.spark.sql.AnalysisException
 import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Cast, Expression}
 import org.apache.spark.sql.catalyst.optimizer.{CollapseProject, NormalizeFloatingNumbers}
 import org.apache.spark.sql.catalyst.plans.{FullOuter, Inner, LeftOuter}
@@ -38,7 +37,7 @@ object CollapseMultiJoinChain extends Rule[LogicalPlan] with Logging {
           val message = s"${MultiJoinHint.NAME} hint not applied: $reason. " +
             "The query runs with Spark's own joins."
           if (MultiJoinConf.failOnFallback) {
-            throw new AnalysisException(s"$message (${MultiJoinConf.FAIL_ON_FALLBACK.key} is true)")
+            throw MultiJoinHint.error(s"$message (${MultiJoinConf.FAIL_ON_FALLBACK.key} is true)")
           }
           logWarning(message)
           query

@@ -22,6 +22,11 @@ import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo, Li
  */
 class MultiJoinExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
+    // First, before any other class of the jar is loaded (see SparkVersionGuard).
+    SparkVersionGuard.requireBuiltFor(org.apache.spark.SPARK_VERSION)
+    // Then every class of the jar, while its class loader is still open (a Thrift server
+    // closes it with the first client session; see ExtensionClassLoading).
+    ExtensionClassLoading.loadAllClasses()
     extensions.injectResolutionRule(_ => ResolveMultiJoinHint)
     extensions.injectOptimizerRule(_ => PushFilterThroughMultiJoinHint)
     extensions.injectPreCBORule(_ => CollapseMultiJoinChain)

@@ -21,6 +21,14 @@ case class MultiJoinHint(child: LogicalPlan) extends UnaryNode {
 
 object MultiJoinHint {
   val NAME = "MULTI_JOIN"
+
+  /**
+   * The error for a misused hint, shown to the user as an AnalysisException with `message` as
+   * it is. The message-only constructor is not public from Spark 4.0; this error class, whose
+   * message is its one parameter, exists in every supported version.
+   */
+  def error(message: String): AnalysisException =
+    new AnalysisException("_LEGACY_ERROR_TEMP_1332", Map("errorMessage" -> message))
 }
 
 /**
@@ -32,7 +40,7 @@ object ResolveMultiJoinHint extends Rule[LogicalPlan] {
     case hint: UnresolvedHint
         if hint.name.toUpperCase(Locale.ROOT) == MultiJoinHint.NAME && hint.child.resolved =>
       if (hint.parameters.nonEmpty) {
-        throw new AnalysisException(
+        throw MultiJoinHint.error(
           s"The ${MultiJoinHint.NAME} hint takes no parameters, got: " +
             hint.parameters.mkString(", "))
       }

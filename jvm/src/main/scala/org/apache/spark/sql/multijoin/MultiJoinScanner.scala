@@ -265,7 +265,7 @@ private[multijoin] final class MultiJoinScanner(
       joined(i) = first
     } else {
       if (buffers(i) == null) {
-        buffers(i) = new ExternalAppendOnlyUnsafeRowArray(inMemoryThreshold, spillThreshold)
+        buffers(i) = SparkShim.newRowBuffer(inMemoryThreshold, spillThreshold)
       }
       val buffer = buffers(i)
       buffer.clear()

@@ -1,0 +1,25 @@
+package org.apache.spark.sql.multijoin
+
+import org.apache.spark.sql.catalyst.expressions.{Expression, NullIntolerant}
+import org.apache.spark.sql.execution.ExternalAppendOnlyUnsafeRowArray
+
+/**
+ * The Spark APIs the extension uses that differ between Spark versions, for Spark 3.5 (Scala
+ * 2.12). Every shim directory (jvm/src/shims/spark-<version>) defines this object with the same
+ * members; dbt_multijoin/jar.py compiles the one of the Spark it builds for.
+ */
+private[multijoin] object SparkShim {
+
+  /**
+   * Whether `e` is null whenever one of its inputs is null. Spark 3.5 marks such expressions
+   * with the NullIntolerant trait; Spark 4.0 replaced it with `Expression.nullIntolerant`.
+   */
+  def isNullIntolerant(e: Expression): Boolean = e.isInstanceOf[NullIntolerant]
+
+  /**
+   * A buffer of rows that spills to disk past `spillThreshold` rows. Spark 3.5 and 4.0 bound it
+   * by row counts only; Spark 4.1 added byte bounds.
+   */
+  def newRowBuffer(inMemoryThreshold: Int, spillThreshold: Int): ExternalAppendOnlyUnsafeRowArray =
+    new ExternalAppendOnlyUnsafeRowArray(inMemoryThreshold, spillThreshold)
+}

@@ -1,0 +1,19 @@
+package org.apache.spark.sql.multijoin
+
+import org.apache.spark.sql.catalyst.expressions.Expression
+import org.apache.spark.sql.execution.ExternalAppendOnlyUnsafeRowArray
+
+/**
+ * The Spark APIs the extension uses that differ between Spark versions, for Spark 4.0 (Scala
+ * 2.13): the NullIntolerant trait is gone as in every 4.x, but the row buffer is still bounded
+ * by row counts only, as in 3.5. Same members as jvm/src/shims/spark-3 and spark-4.
+ */
+private[multijoin] object SparkShim {
+
+  /** Whether `e` is null whenever one of its inputs is null: a flag of Expression since 4.0. */
+  def isNullIntolerant(e: Expression): Boolean = e.nullIntolerant
+
+  /** A buffer of rows that spills to disk past `spillThreshold` rows: row bounds only until 4.0. */
+  def newRowBuffer(inMemoryThreshold: Int, spillThreshold: Int): ExternalAppendOnlyUnsafeRowArray =
+    new ExternalAppendOnlyUnsafeRowArray(inMemoryThreshold, spillThreshold)
+}
