@@ -28,12 +28,11 @@ def session_confs(jar: Path | str) -> dict[str, str]:
 
 def extension_arguments(jar: Path | str) -> list[str]:
     """The spark-submit arguments that load the extension into the application."""
-    # --driver-class-path as well as --jars: the Thrift Server closes a session's class loader
-    # when the session ends (Hive SessionState.close), and classes of the extension that were not
-    # loaded yet then fail with NoClassDefFoundError in later sessions. On the driver's own class
-    # path they come from the application class loader, which is never closed; --jars still
-    # ships the jar to executors of a non-local master.
-    return ["--driver-class-path", str(jar), "--jars", str(jar), "--conf", f"spark.sql.extensions={EXTENSION_CLASS}"]
+    # The plain form Spark documents. --jars also ships the jar to the executors of a non-local
+    # master. A Thrift server closes the class loader of --jars when a client session ends; the
+    # extension loads all its classes when the server's session is built (ExtensionClassLoading),
+    # so it needs no --driver-class-path.
+    return ["--jars", str(jar), "--conf", f"spark.sql.extensions={EXTENSION_CLASS}"]
 
 
 def thrift_server_arguments(

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from dbt_multijoin import EXTENSION_CLASS
 
 
 def extension_confs() -> dict[str, str]:
     """The two static confs that load the extension; they must be set before the session starts."""
     from dbt_multijoin.jar import ensure_jar
+    from dbt_multijoin.launch import session_confs
 
-    return {"spark.jars": str(ensure_jar()), "spark.sql.extensions": EXTENSION_CLASS}
+    return session_confs(ensure_jar())
 
 
 def build_session(

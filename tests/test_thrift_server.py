@@ -46,7 +46,10 @@ def test_build_command_loads_the_jar_on_127_0_0_1(tmp_path):
     command = thrift.build_command(server, jar, "local[2]", {"spark.ui.enabled": "false"})
     joined = " ".join(command)
     assert command[1:3] == ["--class", "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"]
-    assert f"--driver-class-path {jar} --jars {jar} --conf spark.sql.extensions={EXTENSION_CLASS}" in joined
+    # The plain form Spark documents: the extension survives client sessions closing without
+    # the jar on the driver's class path (tests/test_thrift_loading.py).
+    assert f"--jars {jar} --conf spark.sql.extensions={EXTENSION_CLASS}" in joined
+    assert "--driver-class-path" not in joined
     assert "--hiveconf hive.server2.thrift.port=10123 --hiveconf hive.server2.thrift.bind.host=127.0.0.1" in joined
     assert f"spark.sql.warehouse.dir={tmp_path.resolve() / 'warehouse'}" in joined
     assert f"databaseName={tmp_path.resolve() / 'metastore_db'};create=true" in joined

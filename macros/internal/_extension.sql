@@ -16,10 +16,10 @@
     {{- return("this target runs Spark inside dbt (method: session): add to the profile's server_side_parameters spark.jars: <path printed by `dbt-multijoin jar`> and spark.sql.extensions: " ~ class
         ~ " (static confs, read when dbt starts the SparkSession; `dbt-multijoin profile --method session` prints a complete profile)") -}}
   {%- elif kind == 'thrift' -%}
-    {{- return("this target is a Spark Thrift Server (method: thrift): start it with the jar, spark-submit --class org.apache.spark.sql.hive.thriftserver.HiveThriftServer2 --driver-class-path <jar> --jars <jar> --conf spark.sql.extensions=" ~ class
-        ~ " ... with <jar> the path printed by `dbt-multijoin jar` (`dbt-multijoin thrift start` does this); confs sent by dbt cannot load it into a running server") -}}
+    {{- return("this target is a Spark Thrift Server (method: thrift): restart it with --jars <jar> --conf spark.sql.extensions=" ~ class
+        ~ ", with <jar> the path printed by `dbt-multijoin jar --spark <the server's Spark minor>` (`dbt-multijoin thrift start` does this for a local server; `dbt-multijoin thrift --help` shows the whole command); confs sent by dbt cannot load it into a running server") -}}
   {%- endif -%}
-  {{- return("add the jar printed by `dbt-multijoin jar` to the cluster's libraries and set spark.sql.extensions=" ~ class ~ " in its Spark config, then restart it (method session: the profile's server_side_parameters spark.jars and spark.sql.extensions; method thrift: start the server with --jars and --conf spark.sql.extensions, e.g. `dbt-multijoin thrift start`)") -}}
+  {{- return("add the jar printed by `dbt-multijoin jar --spark <the cluster's Spark minor>` to the cluster's libraries and set spark.sql.extensions=" ~ class ~ " in its Spark config, then restart it (method session: the profile's server_side_parameters spark.jars and spark.sql.extensions; method thrift: start the server with --jars and --conf spark.sql.extensions, e.g. `dbt-multijoin thrift start`)") -}}
 {%- endmacro %}
 
 
