@@ -186,6 +186,16 @@ def test_bad_config_fails_before_any_ddl(thrift):
     assert "worked_r1" in tables  # the injection attempts named it
 
 
+def test_build_thrift_again_on_the_same_server(thrift):
+    """The server was started with --jars alone and has seen every earlier test's client
+    sessions open and close: a second whole build still runs every multiway model through the
+    operator, with the materialization's checks passing."""
+    project, build, server = thrift
+    assert build.returncode == 0, build.describe()
+    again = project.dbt("build", "--target", "thrift")
+    assert_build_passed(project, again)
+
+
 def assert_missing_extension(run, method, hints):
     assert run.returncode == 1, run.describe()
     message = run.message("ext_multiway_strict")
