@@ -9,8 +9,10 @@
   {%- for item in input['payload'] -%}
     {%- do payload.append({'alias': alias, 'column': item['column'], 'output_name': item['output_name']}) -%}
   {%- endfor -%}
+  {#- An input restricted by a `where` (changed-keys runs) is read through a subquery. -#}
+  {%- set source = input['relation'] if input.get('where') is none else '(select * from ' ~ input['relation'] ~ ' where ' ~ input['where'] ~ ')' -%}
   {{- return({
-      'from': input['relation'] ~ ' as ' ~ alias,
+      'from': source ~ ' as ' ~ alias,
       'keys': input['keys'] | map('string') | list,
       'alias': alias,
       'payload': payload}) -}}

@@ -1,20 +1,32 @@
 {% materialization multijoin, adapter='spark' %}
-  {#- dbt-spark's `table` with the package's steps around its CREATE TABLE: validate the config,
-      replay a failed model's ledger, check the extension, SET the model's confs, prove the plan,
-      restore the confs, record the operator. The steps, one by one: docs/dbt_package.md
-      ("The multijoin materialization"). -#}
-  {%- set identifier = model['alias'] -%}
+  {#- dbt-spark's `table` and `incremental` with the package's steps around the write: validate
+      the config, replay a failed model's ledger, check the extension, SET the model's confs, prove
+      the plan, write without losing the previous table, restore the confs, record the operator.
+      The steps, one by one: docs/dbt_package.md ("The multijoin materialization"). -#}
   {%- set grant_config = config.get('grants') -%}
   {%- set settings = dbt_multijoin._mj_model_settings() -%}
-
-  {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
-  {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema, database=database, type='table') -%}
+  {%- set strategy = dbt_multijoin._mj_incremental_strategy() -%}
+  {%- do settings['confs'].extend(dbt_multijoin._mj_incremental_confs(strategy)) -%}
+  {%- set target_relation = api.Relation.create(identifier=model['alias'], schema=schema, database=database, type='table') -%}
 
   {{ run_hooks(pre_hooks) }}
 
-  {#- A model of this session that failed at run time may have left its confs changed. -#}
+  {#- A model of this session that failed at run time may have left its confs changed, or its
+      previous table under the backup name of an interrupted swap. -#}
   {%- do dbt_multijoin.restore_confs() -%}
+  {%- do dbt_multijoin._mj_recover_swap(target_relation) -%}
+  {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=model['alias']) -%}
+  {%- set incremental = strategy is not none and old_relation is not none and old_relation.is_table and not should_full_refresh() -%}
+  {%- set header = dbt_multijoin._mj_changed_keys_header(compiled_code) if strategy == 'changed_keys' else none -%}
+  {%- if header is not none and incremental != (header['changed_keys'] is not none) -%}
+    {#- multi_join rendered the other kind of run (e.g. no recorded marks): do what it rendered. -#}
+    {%- set incremental = header['changed_keys'] is not none -%}
+  {%- endif -%}
+
   {%- set version = dbt_multijoin._mj_require_extension(settings) -%}
+  {%- if incremental and header is not none -%}
+    {%- do dbt_multijoin._mj_write_changed_keys(header) -%}
+  {%- endif -%}
   {%- if settings['confs'] -%}
     {#- Parse and analysis errors surface here, before any conf is changed. -#}
     {%- do dbt_multijoin._mj_check_query(compiled_code) -%}
@@ -23,27 +35,29 @@
   {%- set saved = dbt_multijoin._mj_set_confs(settings['confs']) -%}
   {%- set operator = dbt_multijoin._mj_check_plan(compiled_code, settings, saved) -%}
 
-  {%- if old_relation is not none -%}
-    {%- set is_delta = (old_relation.is_delta and config.get('file_format', validator=validation.any[basestring]) == 'delta') -%}
-    {%- set is_iceberg = (old_relation.is_iceberg and config.get('file_format', validator=validation.any[basestring]) == 'iceberg') -%}
-    {%- if not is_delta and not is_iceberg -%}
-      {{ adapter.drop_relation(old_relation) }}
-    {%- endif -%}
+  {%- if not incremental -%}
+    {%- do dbt_multijoin._mj_build_full(target_relation, old_relation, compiled_code) -%}
+  {%- elif header is not none -%}
+    {%- do dbt_multijoin._mj_merge_changed_keys(header, target_relation, compiled_code) -%}
+  {%- else -%}
+    {%- do dbt_multijoin._mj_apply_incremental(strategy, target_relation, old_relation, compiled_code) -%}
   {%- endif -%}
 
-  {%- call statement('main') -%}
-    {{ create_table_as(False, target_relation, compiled_code) }}
-  {%- endcall -%}
-
   {%- do dbt_multijoin._mj_restore_confs(saved) -%}
+  {%- if header is not none -%}
+    {%- do adapter.drop_relation(dbt_multijoin._mj_changed_keys_table(target_relation)) -%}
+    {%- do dbt_multijoin._mj_record_marks(target_relation, header) -%}
+  {%- endif -%}
   {%- do dbt_multijoin._mj_record_plan(target_relation, settings, operator, version) -%}
 
-  {% set should_revoke = should_revoke(old_relation, full_refresh_mode=True) %}
+  {% set should_revoke = should_revoke(old_relation, full_refresh_mode=(not incremental)) %}
   {% do apply_grants(target_relation, grant_config, should_revoke) %}
 
   {% do persist_docs(target_relation, model) %}
 
-  {% do persist_constraints(target_relation, model) %}
+  {%- if not incremental -%}
+    {% do persist_constraints(target_relation, model) %}
+  {%- endif -%}
 
   {{ run_hooks(post_hooks) }}
 

@@ -1,0 +1,78 @@
+{#- Private: write the whole table without ever losing the previous one.
+
+    Delta and Iceberg replace a table atomically (CREATE OR REPLACE TABLE ... AS SELECT: readers see
+    the old snapshot until the new one is committed, and a failed write commits nothing). Any other
+    table (parquet, ORC, Hive...) is built completely under a staging name and only then swapped in
+    by two renames; the only moment the name does not resolve is between those two metastore calls.
+    A run that dies exactly there leaves the previous table under the backup name, and the next run
+    puts it back before it does anything else (_mj_recover_swap). -#}
+
+{% macro _mj_sibling(relation, suffix) -%}
+  {{- return(relation.incorporate(path={'identifier': relation.identifier ~ suffix}, type='table')) -}}
+{%- endmacro %}
+
+
+{% macro _mj_staging_relation(relation) -%}
+  {{- return(dbt_multijoin._mj_sibling(relation, '__dbt_mj_staging')) -}}
+{%- endmacro %}
+
+
+{% macro _mj_backup_relation(relation) -%}
+  {{- return(dbt_multijoin._mj_sibling(relation, '__dbt_mj_backup')) -}}
+{%- endmacro %}
+
+
+{% macro _mj_recover_swap(relation) -%}
+  {#- A previous run that died between the two renames of its swap left the old table under the
+      backup name: put it back. A backup beside the table (died after the swap) is dropped. -#}
+  {%- set backup = adapter.get_relation(database=relation.database, schema=relation.schema, identifier=dbt_multijoin._mj_backup_relation(relation).identifier) -%}
+  {%- if backup is none -%}
+    {{- return(none) -}}
+  {%- endif -%}
+  {%- if adapter.get_relation(database=relation.database, schema=relation.schema, identifier=relation.identifier) is none -%}
+    {%- do log("dbt_multijoin: " ~ model.name ~ ": a previous run stopped in the middle of its swap: restoring " ~ relation ~ " from " ~ backup, info=True) -%}
+    {%- do adapter.rename_relation(backup, relation) -%}
+  {%- else -%}
+    {%- do adapter.drop_relation(backup) -%}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro _mj_replaces_atomically(old_relation) -%}
+  {#- True when the format replaces the table in one commit: Delta or Iceberg, and the existing
+      table (if any) already is one in that format. -#}
+  {%- set file_format = config.get('file_format', validator=validation.any[basestring]) -%}
+  {%- if file_format not in ['delta', 'iceberg'] -%}
+    {{- return(false) -}}
+  {%- endif -%}
+  {{- return(old_relation is none or (old_relation.is_delta if file_format == 'delta' else old_relation.is_iceberg)) -}}
+{%- endmacro %}
+
+
+{% macro _mj_build_full(target_relation, old_relation, sql) -%}
+  {#- Write the whole table from `sql` in the statement 'main'. -#}
+  {%- if dbt_multijoin._mj_replaces_atomically(old_relation) -%}
+    {%- call statement('main') -%}
+      {{ create_table_as(False, target_relation, sql) }}
+    {%- endcall -%}
+    {{- return(none) -}}
+  {%- endif -%}
+  {%- if config.get('location_root') is not none -%}
+    {#- dbt-spark derives the location from the model's alias, so the staging table would be
+        written into the live table's directory. -#}
+    {%- do dbt_multijoin._mj_fail("location_root needs file_format 'delta' or 'iceberg' (an atomic replace): a " ~ (config.get('file_format') or 'parquet') ~ " table with an explicit location cannot be built beside the previous one") -%}
+  {%- endif -%}
+  {%- set staging = dbt_multijoin._mj_staging_relation(target_relation) -%}
+  {%- do adapter.drop_relation(staging) -%}
+  {%- call statement('main') -%}
+    {{ create_table_as(False, staging, sql) }}
+  {%- endcall -%}
+  {%- if old_relation is not none -%}
+    {%- set backup = dbt_multijoin._mj_backup_relation(target_relation) -%}
+    {%- do adapter.rename_relation(old_relation, backup) -%}
+    {%- do adapter.rename_relation(staging, target_relation) -%}
+    {%- do adapter.drop_relation(backup.incorporate(type=old_relation.type)) -%}
+  {%- else -%}
+    {%- do adapter.rename_relation(staging, target_relation) -%}
+  {%- endif -%}
+{%- endmacro %}

@@ -1,0 +1,258 @@
+{#- Private: the changed_keys incremental strategy, the rendering side.
+
+    A changed_keys model is one multi_join(..., changed_since=...) whose inputs each have a column
+    that grows when a row is written (changed_since). After every build the materialization records,
+    per input, the highest value it has read (its mark). The next run:
+    - the changed keys are the keys of input rows newer than their input's mark, or whose
+      changed_since is NULL (such a row is never older than a mark), gathered into a small table
+      (`<model>__dbt_mj_changed_keys`) by the materialization before the query runs;
+    - the query is the multi-join restricted to those keys: the key table drives a LEFT
+      multi-join of every input (the operator prunes each input with a bloom filter of the
+      driver's keys before its shuffle), minus the key rows no input has any more; plus the rows
+      whose key is NULL (never matched, re-derived on every run);
+    - the materialization replaces the target's rows of exactly those keys, and every NULL-keyed
+      row, by the query's rows in one MERGE (one atomic commit: Delta and Iceberg).
+
+    What the materialization needs from the rendering travels in a header comment at the top of
+    the compiled SQL: {"columns", "keys", "marks" (read before the query: the next run's lower
+    bounds), "changed_keys" (the key table's query, null for a full build)}. It also documents,
+    in target/compiled, which marks a run read from. -#}
+
+{% macro _mj_changed_keys_header_pattern() -%}
+  {{- return('^/\\* dbt_multijoin changed_keys (\\{.*\\}) \\*/') -}}
+{%- endmacro %}
+
+
+{% macro _mj_mark_property(name) -%}
+  {{- return('dbt_multijoin.changed_since.' ~ (name | lower)) -}}
+{%- endmacro %}
+
+
+{% macro _mj_changed_keys_table(relation) -%}
+  {{- return(relation.incorporate(path={'identifier': relation.identifier ~ '__dbt_mj_changed_keys'}, type='table')) -}}
+{%- endmacro %}
+
+
+{% macro _mj_tracked_columns(spec, changed_since) -%}
+  {#- How each input shows its changes: [{column, dtype}] (a column that grows when a row is
+      written) or [{change_feed: 'delta'}] (Delta's change data feed). `changed_since` is one
+      value for every input or a mapping {input name: value}. -#}
+  {%- if changed_since is none -%}
+    {%- do dbt_multijoin._mj_fail("incremental_strategy 'changed_keys' needs multi_join(..., changed_since='<column>') (or 'change_feed', or a mapping {input name: either}): the column each input's rows grow in when they are written, e.g. updated_at") -%}
+  {%- endif -%}
+  {%- if spec['join_type'] != 'full' -%}
+    {%- do dbt_multijoin._mj_fail("incremental_strategy 'changed_keys' supports join_type 'full' only, got '" ~ spec['join_type'] ~ "'") -%}
+  {%- endif -%}
+  {%- set tracked = [] -%}
+  {%- for input in spec['inputs'] -%}
+    {%- set wanted = changed_since if changed_since is string else dbt_multijoin._mj_lookup(changed_since, input['name']) -%}
+    {%- if wanted is none -%}
+      {%- do dbt_multijoin._mj_fail("changed_since names nothing for input '" ~ input['name'] ~ "' (" ~ input['relation'] ~ "): every input of a changed_keys model needs a column or 'change_feed'") -%}
+    {%- elif wanted == 'change_feed' -%}
+      {%- do tracked.append(dbt_multijoin._mj_change_feed(input)) -%}
+    {%- else -%}
+      {%- do tracked.append(dbt_multijoin._mj_tracked_column(input, wanted)) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {{- return(tracked) -}}
+{%- endmacro %}
+
+
+{% macro _mj_tracked_column(input, wanted) -%}
+  {%- set found = [] -%}
+  {%- for column in adapter.get_columns_in_relation(input['relation']) if (column.name | lower) == (wanted | lower) -%}
+    {%- do found.append({'column': column.name, 'dtype': column.dtype | lower}) -%}
+  {%- endfor -%}
+  {%- if not found -%}
+    {%- do dbt_multijoin._mj_fail("changed_since column '" ~ wanted ~ "' not found in input '" ~ input['name'] ~ "' (" ~ input['relation'] ~ ")") -%}
+  {%- endif -%}
+  {%- if not modules.re.fullmatch('(tinyint|smallint|int|integer|bigint|long|date|timestamp|timestamp_ntz|timestamp_ltz|string|decimal\\(\\d+,\\s*\\d+\\))', found[0]['dtype']) -%}
+    {%- do dbt_multijoin._mj_fail("changed_since column '" ~ found[0]['column'] ~ "' of input '" ~ input['name'] ~ "' has type " ~ found[0]['dtype'] ~ ": use an integral, decimal, date, timestamp or string column") -%}
+  {%- endif -%}
+  {{- return(found[0]) -}}
+{%- endmacro %}
+
+
+{% macro _mj_change_feed(input) -%}
+  {#- An input read through Delta's change data feed: it must be a Delta table with the feed on. -#}
+  {%- set enabled = [] -%}
+  {%- for row in run_query('show tblproperties ' ~ input['relation']) if row['key'] == 'delta.enableChangeDataFeed' and (row['value'] | lower) == 'true' -%}
+    {%- do enabled.append(true) -%}
+  {%- endfor -%}
+  {%- if not enabled -%}
+    {%- do dbt_multijoin._mj_fail("changed_since 'change_feed' for input '" ~ input['name'] ~ "' (" ~ input['relation'] ~ ") needs a Delta table with delta.enableChangeDataFeed = true (alter table ... set tblproperties); for other tables name a column instead") -%}
+  {%- endif -%}
+  {{- return({'change_feed': 'delta'}) -}}
+{%- endmacro %}
+
+
+{% macro _mj_is_instant(dtype) -%}
+  {#- A TIMESTAMP (with local time zone) is recorded as microseconds since the epoch: its text
+      form depends on the session time zone, which may differ between runs. -#}
+  {{- return(dtype in ['timestamp', 'timestamp_ltz']) -}}
+{%- endmacro %}
+
+
+{% macro _mj_current_mark(relation, tracked) -%}
+  {#- Where `relation` stands now, as text: its highest changed_since value ('empty' when it
+      has none), or for a change feed its current Delta version. -#}
+  {%- if tracked.get('change_feed') -%}
+    {{- return(run_query('describe history ' ~ relation ~ ' limit 1')[0]['version'] | string) -}}
+  {%- endif -%}
+  {%- set column = dbt_multijoin._mj_quote(tracked['column']) -%}
+  {%- set highest = 'unix_micros(max(' ~ column ~ '))' if dbt_multijoin._mj_is_instant(tracked['dtype']) else 'max(' ~ column ~ ')' -%}
+  {%- set rows = run_query('select cast(' ~ highest ~ ' as string) as mark from ' ~ relation) -%}
+  {%- set value = rows[0]['mark'] if rows | length > 0 else none -%}
+  {{- return('empty' if value is none else value) -}}
+{%- endmacro %}
+
+
+{% macro _mj_changed_rows(input, tracked, recorded, current, key_items) -%}
+  {#- The select of the keys of `input`'s rows written after the mark `recorded` (none when
+      nothing changed). A change feed gives every changed row: inserted, deleted, and both the
+      old and the new image of an update, so a key an update moved away from is changed too. -#}
+  {%- if tracked.get('change_feed') -%}
+    {%- if not modules.re.fullmatch('\\d+', recorded) -%}
+      {%- do dbt_multijoin._mj_fail("the recorded mark '" ~ recorded ~ "' of input '" ~ input['name'] ~ "' is not a Delta version: run with --full-refresh") -%}
+    {%- endif -%}
+    {%- if (current | int) <= (recorded | int) -%}
+      {{- return(none) -}}
+    {%- endif -%}
+    {{- return('select ' ~ key_items ~ ' from table_changes(' ~ dbt_multijoin._mj_string_literal(input['relation'] | string) ~ ', ' ~ ((recorded | int) + 1) ~ ', ' ~ current ~ ')') -}}
+  {%- endif -%}
+  {{- return('select ' ~ key_items ~ ' from ' ~ input['relation'] ~ ' where ' ~ dbt_multijoin._mj_newer_than(tracked, recorded)) -}}
+{%- endmacro %}
+
+
+{% macro _mj_newer_than(tracked, mark) -%}
+  {#- The predicate "written after `mark`" over the bare column. NULL counts as newer. -#}
+  {%- set column = dbt_multijoin._mj_quote(tracked['column']) -%}
+  {%- if mark == 'empty' -%}
+    {{- return('true') -}}
+  {%- elif dbt_multijoin._mj_is_instant(tracked['dtype']) -%}
+    {%- if not modules.re.fullmatch('-?\\d+', mark) -%}
+      {%- do dbt_multijoin._mj_fail("the recorded mark '" ~ mark ~ "' of changed_since column '" ~ tracked['column'] ~ "' is not a timestamp in microseconds: run with --full-refresh") -%}
+    {%- endif -%}
+    {{- return('(' ~ column ~ ' > timestamp_micros(' ~ mark ~ ') or ' ~ column ~ ' is null)') -}}
+  {%- endif -%}
+  {{- return('(' ~ column ~ ' > cast(' ~ dbt_multijoin._mj_string_literal(mark) ~ ' as ' ~ tracked['dtype'] ~ ') or ' ~ column ~ ' is null)') -}}
+{%- endmacro %}
+
+
+{% macro _mj_recorded_marks(relation) -%}
+  {#- {property: mark} of every changed_since mark recorded on `relation`. -#}
+  {%- set marks = {} -%}
+  {%- for row in run_query('show tblproperties ' ~ relation) if row['key'].startswith('dbt_multijoin.changed_since.') -%}
+    {%- do marks.update({row['key']: row['value']}) -%}
+  {%- endfor -%}
+  {{- return(marks) -}}
+{%- endmacro %}
+
+
+{% macro _mj_any_key_null(alias, keys) -%}
+  {%- set items = [] -%}
+  {%- for k in keys -%}
+    {%- do items.append(dbt_multijoin._mj_column_ref(alias, k) ~ ' is null') -%}
+  {%- endfor -%}
+  {{- return(items | join(' or ')) -}}
+{%- endmacro %}
+
+
+{% macro _mj_render_changed_keys(spec, changed_since) -%}
+  {#- The header, then the whole model (a full build) or the changed keys' rows. -#}
+  {%- set tracked = dbt_multijoin._mj_tracked_columns(spec, changed_since) -%}
+  {%- set marks = {} -%}
+  {%- for input in spec['inputs'] -%}
+    {%- do marks.update({dbt_multijoin._mj_mark_property(input['name']): dbt_multijoin._mj_current_mark(input['relation'], tracked[loop.index0])}) -%}
+  {%- endfor -%}
+  {%- set columns = [] -%}
+  {%- do columns.extend(spec['keys']) -%}
+  {%- for input in spec['inputs'] -%}
+    {%- do columns.extend(input['payload'] | map(attribute='output_name')) -%}
+  {%- endfor -%}
+  {%- set hint = spec['strategy'] == 'multiway' -%}
+
+  {%- set recorded = dbt_multijoin._mj_recorded_marks(this) if dbt_multijoin.is_incremental() else {} -%}
+  {%- set missing = marks.keys() | reject('in', recorded.keys()) | list -%}
+  {%- if not dbt_multijoin.is_incremental() or missing -%}
+    {%- if dbt_multijoin.is_incremental() -%}
+      {%- do log("dbt_multijoin: " ~ model.name ~ ": no recorded mark for " ~ missing | join(', ') ~ ": building the whole table", info=True) -%}
+    {%- endif -%}
+    {%- set header = {'columns': columns, 'keys': spec['keys'], 'marks': marks, 'changed_keys': none} -%}
+    {%- set whole = dbt_multijoin._mj_render_balanced(spec) if spec['strategy'] == 'balanced' else dbt_multijoin._mj_render_chain(spec, hint=hint) -%}
+    {{- return('/* dbt_multijoin changed_keys ' ~ tojson(header) ~ ' */\n' ~ whole) -}}
+  {%- endif -%}
+
+  {#- The changed keys: keys of rows newer than their input's recorded mark. -#}
+  {%- set branches = [] -%}
+  {%- for input in spec['inputs'] -%}
+    {%- set property = dbt_multijoin._mj_mark_property(input['name']) -%}
+    {%- set keys = [] -%}
+    {%- for k in input['keys'] -%}
+      {%- do keys.append(dbt_multijoin._mj_quote(k) ~ ' as ' ~ dbt_multijoin._mj_quote(spec['keys'][loop.index0])) -%}
+    {%- endfor -%}
+    {%- set branch = dbt_multijoin._mj_changed_rows(input, tracked[loop.index0], recorded[property], marks[property], keys | join(', ')) -%}
+    {%- if branch is not none -%}
+      {%- do branches.append('    ' ~ branch) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- if not branches -%}
+    {#- Nothing changed: an empty key set of the keys' types. -#}
+    {%- do branches.append('    select ' ~ dbt_multijoin._mj_column_list(spec['inputs'][0]['keys']) ~ ' from ' ~ spec['inputs'][0]['relation'] ~ ' where false') -%}
+  {%- endif -%}
+  {%- set key_list = dbt_multijoin._mj_column_list(spec['keys']) -%}
+  {%- set changed_keys_sql = 'select distinct ' ~ key_list ~ ' from (\n' ~ branches | join('\n    union all\n') ~ '\n) as newer_rows\nwhere not (' ~ dbt_multijoin._mj_any_key_null(none, spec['keys']) ~ ')' -%}
+
+  {#- The changed keys' rows: the key table drives a LEFT multi-join of every input; a key that
+      no input has any more gives no row (as in the FULL join). The key columns are the FULL
+      join's coalesce of the inputs' keys, not the driver's, so values such as -0.0 come out as a
+      full build writes them. -#}
+  {%- set key_table = dbt_multijoin._mj_changed_keys_table(this) -%}
+  {%- set sides = [] -%}
+  {%- set payload = [] -%}
+  {%- for input in spec['inputs'] -%}
+    {%- set side = dbt_multijoin._mj_leaf(input) -%}
+    {%- do sides.append(side) -%}
+    {%- do payload.extend(side['payload']) -%}
+  {%- endfor -%}
+  {%- set key_exprs = [] -%}
+  {%- for k in range(spec['keys'] | length) -%}
+    {%- set refs = [] -%}
+    {%- for side in sides -%}
+      {%- do refs.append(dbt_multijoin._mj_column_ref(side['alias'], side['keys'][k])) -%}
+    {%- endfor -%}
+    {%- do key_exprs.append(dbt_multijoin._mj_coalesce(refs)) -%}
+  {%- endfor -%}
+  {%- set lines = ['select /*+ MULTI_JOIN */' if hint else 'select'] -%}
+  {%- set items = dbt_multijoin._mj_select_list(key_exprs, spec['keys'], payload) -%}
+  {%- for item in items -%}
+    {%- do lines.append('    ' ~ item ~ (',' if not loop.last else '')) -%}
+  {%- endfor -%}
+  {%- do lines.append('from ' ~ key_table ~ ' as changed') -%}
+  {%- set present = [] -%}
+  {%- for side in sides -%}
+    {%- set conditions = [] -%}
+    {%- for k in range(spec['keys'] | length) -%}
+      {%- do conditions.append(dbt_multijoin._mj_column_ref('changed', spec['keys'][k]) ~ ' = ' ~ dbt_multijoin._mj_column_ref(side['alias'], side['keys'][k])) -%}
+    {%- endfor -%}
+    {%- do lines.append('left outer join ' ~ side['from']) -%}
+    {%- do lines.append(dbt_multijoin._mj_on(conditions)) -%}
+    {%- do present.append(dbt_multijoin._mj_column_ref(side['alias'], side['keys'][0]) ~ ' is not null') -%}
+  {%- endfor -%}
+  {%- do lines.append('where ' ~ present | join(' or ')) -%}
+
+  {#- Rows with a NULL in a key column match nothing: every run re-derives all of them. -#}
+  {%- set null_keyed = [] -%}
+  {%- for input in spec['inputs'] -%}
+    {%- set restricted = {} -%}
+    {%- do restricted.update(input) -%}
+    {%- do restricted.update({'where': dbt_multijoin._mj_any_key_null(none, input['keys'])}) -%}
+    {%- do null_keyed.append(restricted) -%}
+  {%- endfor -%}
+  {%- set null_spec = {} -%}
+  {%- do null_spec.update(spec) -%}
+  {%- do null_spec.update({'inputs': null_keyed}) -%}
+
+  {%- set header = {'columns': columns, 'keys': spec['keys'], 'marks': marks, 'changed_keys': changed_keys_sql} -%}
+  {{- return('/* dbt_multijoin changed_keys ' ~ tojson(header) ~ ' */\n' ~ lines | join('\n') ~ '\nunion all\n' ~ dbt_multijoin._mj_render_chain(null_spec, hint=hint)) -}}
+{%- endmacro %}

@@ -1,0 +1,128 @@
+{#- Private: the incremental strategies of the multijoin materialization.
+
+    append, insert_overwrite and merge are dbt-spark's own: the same validation and the same SQL
+    (dbt_spark_get_incremental_sql) over a temporary view of the model's query. changed_keys is
+    this package's (see _changed_keys.sql). -#}
+
+{% macro _mj_incremental_strategy() -%}
+  {#- The model's incremental_strategy, validated against its file_format; none when the model
+      rebuilds the whole table on every run. -#}
+  {%- set strategy = config.get('incremental_strategy') -%}
+  {%- if strategy is none -%}
+    {{- return(none) -}}
+  {%- endif -%}
+  {%- set file_format = config.get('file_format', default='parquet') -%}
+  {%- if strategy == 'changed_keys' -%}
+    {%- if file_format not in ['delta', 'iceberg'] -%}
+      {%- do dbt_multijoin._mj_fail("incremental_strategy 'changed_keys' needs file_format 'delta' or 'iceberg' (it replaces the changed keys' rows in one MERGE commit), got '" ~ file_format ~ "'") -%}
+    {%- endif -%}
+    {{- return(strategy) -}}
+  {%- endif -%}
+  {%- if strategy not in ['append', 'insert_overwrite', 'merge'] -%}
+    {%- do dbt_multijoin._mj_fail("unknown incremental_strategy '" ~ strategy ~ "' (expected one of: append, insert_overwrite, merge, changed_keys)") -%}
+  {%- endif -%}
+  {{- return(dbt_spark_validate_get_incremental_strategy(strategy, dbt_spark_validate_get_file_format(file_format))) -}}
+{%- endmacro %}
+
+
+{% macro _mj_incremental_confs(strategy) -%}
+  {#- Confs an incremental strategy needs for the run, set and restored like the model's own:
+      insert_overwrite on a partitioned table replaces only the partitions the query writes. -#}
+  {%- if strategy == 'insert_overwrite' and config.get('partition_by') -%}
+    {{- return([{'key': 'spark.sql.sources.partitionOverwriteMode', 'value': 'DYNAMIC'}]) -}}
+  {%- endif -%}
+  {{- return([]) -}}
+{%- endmacro %}
+
+
+{% macro _mj_apply_incremental(strategy, target_relation, existing_relation, sql) -%}
+  {#- dbt-spark's append / insert_overwrite / merge of `sql` into the existing table, in the
+      statement 'main'. -#}
+  {%- set tmp_relation = target_relation.incorporate(path={'identifier': target_relation.identifier ~ '__dbt_tmp'}).include(database=false, schema=false) -%}
+  {%- call statement('create_tmp_relation') -%}
+    {{ create_table_as(True, tmp_relation, sql) }}
+  {%- endcall -%}
+  {%- set predicates = config.get('predicates', none) or config.get('incremental_predicates', none) -%}
+  {%- call statement('main') -%}
+    {{ dbt_spark_get_incremental_sql(strategy, tmp_relation, target_relation, existing_relation, config.get('unique_key', none), predicates) }}
+  {%- endcall -%}
+  {%- do dbt_multijoin._mj_exec('drop view if exists ' ~ tmp_relation) -%}
+{%- endmacro %}
+
+
+{% macro _mj_changed_keys_header(sql) -%}
+  {#- The header _mj_render_changed_keys wrote at the top of the model's SQL. -#}
+  {%- set match = modules.re.search(dbt_multijoin._mj_changed_keys_header_pattern(), sql, modules.re.M) -%}
+  {%- if match is none -%}
+    {%- do dbt_multijoin._mj_fail("incremental_strategy 'changed_keys' needs the model's SQL to be one dbt_multijoin.multi_join(..., changed_since=...) call") -%}
+  {%- endif -%}
+  {{- return(fromjson(match.group(1))) -}}
+{%- endmacro %}
+
+
+{% macro _mj_write_changed_keys(header) -%}
+  {#- The key table the changed-keys query drives from (dropped first if a failed run left it). -#}
+  {%- set key_table = dbt_multijoin._mj_changed_keys_table(this) -%}
+  {%- do adapter.drop_relation(key_table) -%}
+  {%- call statement('dbt_multijoin_changed_keys') -%}
+    create table {{ key_table }} using parquet as
+    {{ header['changed_keys'] }}
+  {%- endcall -%}
+  {%- set count = run_query('select count(*) as n from ' ~ key_table)[0]['n'] -%}
+  {%- do log("dbt_multijoin: " ~ model.name ~ ": " ~ count ~ " changed keys", info=True) -%}
+{%- endmacro %}
+
+
+{% macro _mj_merge_changed_keys(header, target_relation, sql) -%}
+  {#- Replace, in one MERGE (statement 'main'), every target row of a changed key and every
+      target row with a NULL key by the rows of `sql`. The source is one delete marker per
+      changed key, one marker for all NULL-keyed rows, and the new rows (which never match). A
+      target row matches at most one marker: its key, or the all-NULL marker when any of its key
+      columns is NULL. -#}
+  {%- set existing = adapter.get_columns_in_relation(target_relation) | map(attribute='name') | map('lower') | list -%}
+  {%- if existing != header['columns'] | map('lower') | list -%}
+    {%- do dbt_multijoin._mj_fail("the model's columns (" ~ header['columns'] | join(', ') ~ ") differ from " ~ target_relation ~ "'s (" ~ existing | join(', ') ~ "): run it with --full-refresh") -%}
+  {%- endif -%}
+  {%- set key_table = dbt_multijoin._mj_changed_keys_table(target_relation) -%}
+  {%- set keys = header['keys'] -%}
+  {%- set payload = header['columns'][keys | length:] -%}
+  {%- set nulls = [] -%}
+  {%- for column in payload -%}
+    {%- do nulls.append('null as ' ~ dbt_multijoin._mj_quote(column)) -%}
+  {%- endfor -%}
+  {%- set key_nulls = [] -%}
+  {%- set matches = [] -%}
+  {%- for k in keys -%}
+    {%- do key_nulls.append('null') -%}
+    {%- do matches.append('source.' ~ dbt_multijoin._mj_quote(k) ~ ' <=> if(' ~ dbt_multijoin._mj_any_key_null('target', keys) ~ ', null, ' ~ dbt_multijoin._mj_column_ref('target', k) ~ ')') -%}
+  {%- endfor -%}
+  {%- set column_list = dbt_multijoin._mj_column_list(header['columns']) -%}
+  {%- call statement('main') -%}
+    merge into {{ target_relation }} as target
+    using (
+        select true as dbt_multijoin_replaced, {{ dbt_multijoin._mj_column_list(keys) }}{{ ', ' ~ nulls | join(', ') if nulls }} from {{ key_table }}
+        union all
+        select true, {{ key_nulls | join(', ') }}{{ ', ' ~ nulls | join(', ') if nulls }}
+        union all
+        select false, {{ column_list }} from (
+{{ sql }}
+        ) as changed_rows
+    ) as source
+    on source.dbt_multijoin_replaced and {{ matches | join(' and ') }}
+    when matched then delete
+    when not matched and not source.dbt_multijoin_replaced then insert ({{ column_list }}) values ({{ dbt_multijoin._mj_column_list(header['columns'], 'source') }})
+  {%- endcall -%}
+{%- endmacro %}
+
+
+{% macro _mj_record_marks(relation, header) -%}
+  {#- The marks the run read up to: the next run's lower bounds. A run that fails before this
+      keeps the previous marks, so the next run replaces the same keys again (idempotent). -#}
+  {%- set items = [] -%}
+  {%- for property, mark in header['marks'].items() -%}
+    {%- do items.append(dbt_multijoin._mj_string_literal(property) ~ ' = ' ~ dbt_multijoin._mj_string_literal(mark)) -%}
+  {%- endfor -%}
+  {%- call statement('dbt_multijoin_record_marks') -%}
+    alter table {{ relation }} set tblproperties ({{ items | join(', ') }})
+  {%- endcall -%}
+{%- endmacro %}

@@ -1,0 +1,63 @@
+"""Iceberg and Delta beside the extension, configured as their docs say, loaded as users load
+them: Maven coordinates in `spark.jars.packages` (Spark's own resolver fetches them from Maven
+Central into ~/.ivy2), their session extensions and ours in one `spark.sql.extensions` list.
+
+One session has one `spark_catalog`: the Delta session puts DeltaCatalog there and Iceberg in a
+catalog of its own (`ice`); the Iceberg session puts Iceberg's SparkSessionCatalog there (so that
+dbt-spark's `file_format: iceberg` tables live in it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dbt_multijoin import EXTENSION_CLASS
+
+# Runtime releases per Spark minor on Maven Central. Spark 4.2 and 4.3 have no Iceberg runtime
+# and no Delta release built for them yet.
+RUNTIMES = {
+    "3.5": {
+        "iceberg": "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.12.0",
+        "delta": "io.delta:delta-spark_2.12:3.3.3",
+    },
+    "4.1": {
+        "iceberg": "org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.12.0",
+        "delta": "io.delta:delta-spark_4.1_2.13:4.4.0",
+    },
+}
+ICEBERG_EXTENSION = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
+# Per table format of spark_catalog: the order of the three extensions (ours first for Delta,
+# last for Iceberg: both orders are exercised). Delta's must come before Iceberg's: Iceberg's
+# row-lineage rule (1.10 to 1.12) fails with a MatchError on an UPDATE of a Delta table that
+# Delta's own rules have not rewritten yet.
+EXTENSION_ORDER = {
+    "delta": [EXTENSION_CLASS, DELTA_EXTENSION, ICEBERG_EXTENSION],
+    "iceberg": [DELTA_EXTENSION, ICEBERG_EXTENSION, EXTENSION_CLASS],
+}
+
+
+def spark_minor(version: str) -> str:
+    return ".".join(version.split(".")[:2])
+
+
+def table_format_confs(table_format: str, spark_version: str, jar: Path, warehouse: Path) -> dict[str, str]:
+    """The static confs of a session whose spark_catalog holds `table_format` tables, with our
+    extension (from `jar`) and both formats' runtimes."""
+    runtimes = RUNTIMES.get(spark_minor(spark_version))
+    if runtimes is None:
+        raise LookupError(f"no Iceberg/Delta runtime on Maven Central for Spark {spark_version}")
+    confs = {
+        "spark.jars": str(jar),
+        "spark.jars.packages": ",".join(runtimes.values()),
+        "spark.sql.extensions": ",".join(EXTENSION_ORDER[table_format]),
+        "spark.sql.warehouse.dir": f"file:{warehouse}/spark",
+        "spark.sql.catalog.ice": "org.apache.iceberg.spark.SparkCatalog",
+        "spark.sql.catalog.ice.type": "hadoop",
+        "spark.sql.catalog.ice.warehouse": f"file:{warehouse}/ice",
+    }
+    if table_format == "delta":
+        confs["spark.sql.catalog.spark_catalog"] = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+    else:
+        confs["spark.sql.catalog.spark_catalog"] = "org.apache.iceberg.spark.SparkSessionCatalog"
+        confs["spark.sql.catalog.spark_catalog.type"] = "hive"
+    return confs
