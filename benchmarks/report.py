@@ -51,7 +51,8 @@ class Target:
         return value >= self.bound if self.op == ">=" else value <= self.bound
 
 
-# local[2], 3 doubles per input; 2M rows per input unless the name says otherwise.
+# local[2], 3 doubles per input (left_compact: one bigint); 2M rows per input unless the name says
+# otherwise.
 TARGETS = (
     Target("unique", 8, 2_000_000, "chain", "multiway", ">=", 2.5),
     Target("unique", 8, 2_000_000, "balanced", "multiway", ">=", 1.8),
@@ -61,6 +62,8 @@ TARGETS = (
     Target("dups", 8, 2_000_000, "chain", "multiway", ">=", 2.0),
     Target("left", 6, 2_000_000, "chain", "multiway", ">=", 2.0),
     Target("left", 6, 2_000_000, "chain", "multiway", ">=", 3.0, of="shuffle_bytes"),
+    Target("left_compact", 6, 2_000_000, "chain", "multiway", ">=", 2.0),
+    Target("left_compact", 6, 2_000_000, "chain", "multiway", ">=", 8.0, of="shuffle_bytes"),
 )
 
 

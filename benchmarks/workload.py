@@ -6,8 +6,12 @@ Shapes (k inputs t1..tk of `rows` rows each, key `k`, 3 doubles per input):
   inputs share about half their keys; FULL joins.
 - `dups`: `unique` where 10% of each input's keys appear 3 times; FULL joins.
 - `left`: a driver t0 holding 5% of the keys, LEFT-joined to k inputs that hold every key.
-The key is the id times an odd 64-bit constant: unique, and scattered in the files, so no
-strategy gets pre-sorted input for free.
+- `left_compact`: `left` as a user wrote it: the key is the id itself, the driver has one bigint
+  column (`id % 100`) and every other input one bigint column. Its parquet driver compresses to
+  about 4 bytes a row, so its file size / 8 is half its row count: the case where a bloom filter
+  sized from the file size lets through far more rows than configured.
+Except in `left_compact`, the key is the id times an odd 64-bit constant: unique, and scattered in
+the files, so no strategy gets pre-sorted input for free.
 """
 
 from __future__ import annotations
@@ -22,18 +26,23 @@ SHAPES = {  # shape -> the strategies that compute its join (or, for floor, boun
     "dups": tuple(s for s in FULL_STRATEGIES if s != "union_group"),
     # The vanilla LEFT chain runs with Spark's own runtime filter at its defaults.
     "left": ("chain", "multiway"),
+    "left_compact": ("chain", "multiway"),
 }
+DRIVEN_SHAPES = ("left", "left_compact")  # t0 drives a LEFT chain
 COLUMNS = 3
 _SCRAMBLE = -7046029254386353131  # 0x9E3779B97F4A7C15 as a signed long: odd, a bijection mod 2^64
 _DATA_VERSION = 2  # bump when the generated data changes: old directories are then not reused
 
 
-def columns(i: int) -> list[str]:
-    return [f"c{i}_{j}" for j in range(COLUMNS if i > 0 else 1)]
+def columns(shape: str, i: int) -> list[str]:
+    return [f"c{i}_{j}" for j in range(COLUMNS if i > 0 and shape != "left_compact" else 1)]
 
 
 def _input_df(spark, shape: str, rows: int, i: int):
-    """Input i (t0 is the LEFT shape's driver): a function of (shape, rows, i) only."""
+    """Input i (t0 is a LEFT shape's driver): a function of (shape, rows, i) only."""
+    if shape == "left_compact":
+        ids = spark.range(rows).where("pmod(id, 20) = 0") if i == 0 else spark.range(rows)
+        return ids.selectExpr("id AS k", "id % 100 AS c0_0" if i == 0 else f"id * {i} AS c{i}_0")
     if shape == "left":
         ids = spark.range(rows).where("pmod(id, 20) = 0") if i == 0 else spark.range(rows)
     else:
@@ -41,7 +50,7 @@ def _input_df(spark, shape: str, rows: int, i: int):
         if shape == "dups":
             ids = ids.selectExpr(
                 f"explode(sequence(1, IF(pmod(xxhash64(id, {i}, 1), 10) = 0, 3, 1))) AS copy", "id")
-    values = [f"rand({i * 100 + j}) AS {name}" for j, name in enumerate(columns(i))]
+    values = [f"rand({i * 100 + j}) AS {name}" for j, name in enumerate(columns(shape, i))]
     return ids.selectExpr(f"id * CAST({_SCRAMBLE} AS BIGINT) AS k", *values)
 
 
@@ -53,7 +62,7 @@ def register_inputs(spark, work_dir: Path, shape: str, rows: int, k: int) -> dic
     spark.conf.set("spark.sql.ansi.enabled", "false")
     counts = {}
     try:
-        for i in range(0 if shape == "left" else 1, k + 1):
+        for i in range(0 if shape in DRIVEN_SHAPES else 1, k + 1):
             path = directory / f"t{i}"
             if not (path / "_SUCCESS").exists():
                 _input_df(spark, shape, rows, i).write.mode("overwrite").parquet(str(path))
@@ -72,34 +81,35 @@ def _coalesced_key(views: list[str]) -> str:
 def chain_sql(shape: str, k: int, hint: bool = False) -> str:
     """The flat chain the hint rewrites. FULL: input j joins on the coalesce of the keys before
     it; LEFT: every input joins on the driver's key."""
-    first = 0 if shape == "left" else 1
+    driven = shape in DRIVEN_SHAPES
+    first = 0 if driven else 1
     views = [f"t{i}" for i in range(first, k + 1)]
-    key = "t0.k" if shape == "left" else _coalesced_key(views)
-    select = [f"{key} AS k"] + [f"{v}.{c}" for i, v in enumerate(views, first) for c in columns(i)]
+    key = "t0.k" if driven else _coalesced_key(views)
+    select = [f"{key} AS k"] + [f"{v}.{c}" for i, v in enumerate(views, first) for c in columns(shape, i)]
     sql = f"SELECT {'/*+ MULTI_JOIN */ ' if hint else ''}{', '.join(select)} FROM {views[0]}"
     for j in range(1, len(views)):
-        if shape == "left":
+        if driven:
             sql += f" LEFT JOIN {views[j]} ON t0.k = {views[j]}.k"
         else:
             sql += f" FULL OUTER JOIN {views[j]} ON {_coalesced_key(views[:j])} = {views[j]}.k"
     return sql
 
 
-def balanced_sql(lo: int, hi: int) -> str:
+def balanced_sql(shape: str, lo: int, hi: int) -> str:
     """Inputs lo..hi-1 FULL-joined as a balanced tree; each node outputs coalesce(l.k, r.k)."""
     if hi - lo == 1:
         return f"SELECT * FROM t{lo}"
     mid = (lo + hi) // 2
     values = [f"{side}.{c}" for side, (a, b) in (("l", (lo, mid)), ("r", (mid, hi)))
-              for i in range(a, b) for c in columns(i)]
-    return (f"SELECT coalesce(l.k, r.k) AS k, {', '.join(values)} FROM ({balanced_sql(lo, mid)}) l "
-            f"FULL OUTER JOIN ({balanced_sql(mid, hi)}) r ON l.k = r.k")
+              for i in range(a, b) for c in columns(shape, i)]
+    return (f"SELECT coalesce(l.k, r.k) AS k, {', '.join(values)} FROM ({balanced_sql(shape, lo, mid)}) l "
+            f"FULL OUTER JOIN ({balanced_sql(shape, mid, hi)}) r ON l.k = r.k")
 
 
-def union_group_sql(k: int) -> str:
+def union_group_sql(shape: str, k: int) -> str:
     """UNION ALL of every input padded with NULLs, then GROUP BY k with max()."""
-    every = [c for i in range(1, k + 1) for c in columns(i)]
-    branches = [f"SELECT k, " + ", ".join(c if c in columns(i) else f"CAST(NULL AS DOUBLE) AS {c}"
+    every = [c for i in range(1, k + 1) for c in columns(shape, i)]
+    branches = [f"SELECT k, " + ", ".join(c if c in columns(shape, i) else f"CAST(NULL AS DOUBLE) AS {c}"
                                            for c in every) + f" FROM t{i}" for i in range(1, k + 1)]
     return (f"SELECT k, {', '.join(f'max({c}) AS {c}' for c in every)} "
             f"FROM ({' UNION ALL '.join(branches)}) u GROUP BY k")
@@ -112,5 +122,5 @@ def build(spark, strategy: str, shape: str, k: int):
         parts = [spark.table(f"t{i}").repartition("k").sortWithinPartitions("k") for i in range(1, k + 1)]
         return reduce(lambda a, b: a.unionAll(b), parts)
     sql = {"chain": lambda: chain_sql(shape, k), "multiway": lambda: chain_sql(shape, k, hint=True),
-           "balanced": lambda: balanced_sql(1, k + 1), "union_group": lambda: union_group_sql(k)}
+           "balanced": lambda: balanced_sql(shape, 1, k + 1), "union_group": lambda: union_group_sql(shape, k)}
     return spark.sql(sql[strategy]())

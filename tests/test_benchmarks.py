@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.workload import DRIVEN_SHAPES
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 K = 3
 
@@ -27,7 +29,7 @@ def _python(*args: str, cwd: Path = REPO_ROOT) -> None:
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench-out")
-    _python("-m", "benchmarks", "--shapes", "unique,dups,left", "--rows", "4000", "--k", str(K),
+    _python("-m", "benchmarks", "--shapes", "unique,dups,left,left_compact", "--rows", "4000", "--k", str(K),
             "--reps", "1", "--warmup", "0", "--shuffle-partitions", "4", "--driver-memory", "1g",
             "--work-dir", str(tmp_path_factory.mktemp("bench-work")), "--out", str(out))
     return out, json.loads((out / "results.json").read_text())
@@ -40,10 +42,11 @@ def _groups(results: dict) -> dict[str, dict]:
 def test_every_shape_ran_its_strategies(run):
     _, results = run
     groups = _groups(results)
-    assert sorted(groups) == ["dups", "left", "unique"]
+    assert sorted(groups) == ["dups", "left", "left_compact", "unique"]
     assert sorted(groups["unique"]["strategies"]) == ["balanced", "chain", "floor", "multiway", "union_group"]
     assert sorted(groups["dups"]["strategies"]) == ["balanced", "chain", "floor", "multiway"]
-    assert sorted(groups["left"]["strategies"]) == ["chain", "multiway"]
+    for shape in DRIVEN_SHAPES:
+        assert sorted(groups[shape]["strategies"]) == ["chain", "multiway"]
     for group in groups.values():
         assert all(len(s["seconds"]) == 1 for s in group["strategies"].values())
 
@@ -54,7 +57,7 @@ def test_the_join_strategies_return_the_same_rows(run):
         joins = {name: s["rows"] for name, s in group["strategies"].items() if name != "floor"}
         assert len(set(joins.values())) == 1, (shape, joins)
         inputs = group["input_rows"]
-        if shape == "left":
+        if shape in DRIVEN_SHAPES:
             assert joins["multiway"] == inputs["t0"] > 0  # every key is in every feature input once
         else:
             # Every key of every input appears in the FULL join; the floor emits every input row.
@@ -69,7 +72,7 @@ def test_multiway_is_one_operator_reading_every_input_row(run):
         multiway = strategies["multiway"]
         assert multiway["sort_merge_joins"] == 0
         assert multiway["multijoin_input_rows"] is not None, shape
-        if shape == "left":
+        if shape in DRIVEN_SHAPES:
             # The bloom filter drops feature rows before the operator: only the driver's are all read.
             assert multiway["multijoin_input_rows"][0] == inputs["t0"]
             assert strategies["chain"]["sort_merge_joins"] == K
@@ -88,9 +91,10 @@ def test_multiway_shuffles_the_floors_bytes_and_fewer_than_the_chain(run):
         assert strategies["multiway"]["shuffle_bytes"] < strategies["chain"]["shuffle_bytes"]
 
 
-def test_the_left_multiway_plans_the_bloom_filter_and_shuffles_less(run):
+@pytest.mark.parametrize("shape", DRIVEN_SHAPES)
+def test_the_left_multiway_plans_the_bloom_filter_and_shuffles_less(run, shape):
     _, results = run
-    strategies = _groups(results)["left"]["strategies"]
+    strategies = _groups(results)[shape]["strategies"]
     assert strategies["multiway"]["bloom_filter"] is True
     assert 0 < strategies["multiway"]["shuffle_bytes"] < strategies["chain"]["shuffle_bytes"]
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spark_plans import node_names, uses_multijoin
+from spark_plans import multijoin_metrics, node_names, uses_multijoin
 from test_operator_differential import multiset, register_inputs, typed_inputs
 
 EXAMPLES = int(os.environ.get("MULTIJOIN_DIFFERENTIAL_EXAMPLES", "150")) // 2
@@ -153,3 +153,77 @@ def test_left_chain_output_keeps_the_driver_partitioning(spark, parquet_inputs):
     # One per input and none for the GROUP BY (the bloom filter's own lives in its subquery).
     assert node_names(df).count("Exchange") == 3
     assert df.count() == 200
+
+
+def _bloom_filters(df) -> list:
+    """The bloom filters the query's subqueries built (run the query first): one
+    org.apache.spark.util.sketch.BloomFilter per subquery, read back from its cached result."""
+    from testkit.plans import plan_nodes
+
+    jvm = df.sparkSession.sparkContext._jvm
+    subqueries = [n for n in plan_nodes(df._jdf.queryExecution().executedPlan(), subqueries=True)
+                  if n.getClass().getSimpleName() == "SubqueryExec"]
+    return [jvm.org.apache.spark.util.sketch.BloomFilter.readFrom(
+        jvm.java.io.ByteArrayInputStream(s.executeCollect()[0].getBinary(0))) for s in subqueries]
+
+
+DRIVER_ROWS = 20_000
+
+
+@pytest.fixture
+def compressible_driver(spark, tmp_path):
+    """t1: a parquet driver of 20,000 keys (every 20th id) and a bigint of 100 values, without
+    table statistics; it compresses to about 4 bytes a row, so its size / 8 is half its rows.
+    Written as two files, of 100 and 19,900 rows, read as two partitions. t2: 200,000 rows, one
+    per id, 10,000 of them with a key of the driver."""
+    for ids, mode in ((spark.range(100), "overwrite"), (spark.range(100, DRIVER_ROWS).coalesce(1), "append")):
+        ids.selectExpr("id * 20 AS k", "id % 100 AS d").write.mode(mode).parquet(str(tmp_path / "t1"))
+    spark.range(200_000).selectExpr("id AS k", "id AS v2").write.parquet(str(tmp_path / "t2"))
+    for i in (1, 2):
+        spark.read.parquet(str(tmp_path / f"t{i}")).createOrReplaceTempView(f"t{i}")
+    assert spark.table("t1").rdd.getNumPartitions() == 2
+    driver_bytes = spark.table("t1")._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()
+    assert int(str(driver_bytes)) / 8 < DRIVER_ROWS, "the driver must compress well"
+
+
+def _left_join_matches_vanilla(spark):
+    """t1 LEFT JOIN t2 with the hint, run; asserts its rows are vanilla's and returns it."""
+    sql = "SELECT {hint} t1.k, d, v2 FROM t1 LEFT JOIN t2 ON t1.k = t2.k"
+    hinted = spark.sql(sql.format(hint="/*+ MULTI_JOIN */"))
+    assert multiset(hinted.collect()) == multiset(spark.sql(sql.format(hint="")).collect())
+    return hinted
+
+
+@pytest.mark.parametrize("adaptive", [True, False])
+def test_bloom_filter_sized_for_the_drivers_true_row_count(spark, compressible_driver, extension_log, adaptive):
+    """Sized from the driver's file size, the filter would hold twice the keys it was built for
+    and let through about 20% of the rows it should drop, not the configured 3%."""
+    spark.conf.set("spark.sql.adaptive.enabled", str(adaptive).lower())
+    mark = extension_log.mark()
+    hinted = _left_join_matches_vanilla(spark)
+    # EXPLAIN shows what sizes the filter (the rate, the bound), not a guess of the driver's rows.
+    explained = hinted._jdf.queryExecution().toString()
+    assert "multijoin_bloom_filter(xxhash64(k#" in explained and ", 0.03, 67108864)" in explained
+    [bloom_filter] = _bloom_filters(hinted)
+    needed = spark.sparkContext._jvm.org.apache.spark.util.sketch.BloomFilter.optimalNumOfBits(DRIVER_ROWS, 0.03)
+    assert bloom_filter.bitSize() >= needed, (bloom_filter.bitSize(), needed)
+    # t2 has 10,000 of the driver's keys and 190,000 others: the filter lets through about 3% of
+    # those, not the ~20% of a filter sized for the file's bytes / 8.
+    assert multijoin_metrics(hinted)["numInputRows2"] < 10_000 + 0.05 * 190_000
+    assert f"built for the {DRIVER_ROWS} distinct keys it has" in extension_log.since(mark)
+
+
+def test_bloom_filter_keeps_its_bound_when_the_driver_has_more_keys_than_estimated(
+        spark, compressible_driver, extension_log):
+    """The estimate (size / 8) needs fewer bits than the bound, the driver's true keys more: the
+    filter is built with the bound's bits, no more (more false positives, the same rows). The
+    file of 100 keys stays a set of hashes while the other's outgrows it (a set merged with a
+    full-size filter)."""
+    spark.conf.set("spark.multijoin.bloomFilter.maxNumBits", "100000")
+    mark = extension_log.mark()
+    hinted = _left_join_matches_vanilla(spark)
+    [bloom_filter] = _bloom_filters(hinted)
+    assert 100_000 <= bloom_filter.bitSize() < 100_000 + 64  # whole 64-bit words
+    assert "built with the most bits allowed, 100000" in extension_log.since(mark)
+
+

@@ -1,8 +1,7 @@
 package org.apache.spark.sql.multijoin
 
 import org.apache.spark.internal.Logging
-import org.apache.spark.sql.catalyst.expressions.{Alias, BloomFilterMightContain, Expression, Literal, ScalarSubquery, XxHash64}
-import org.apache.spark.sql.catalyst.expressions.aggregate.BloomFilterAggregate
+import org.apache.spark.sql.catalyst.expressions.{Alias, BloomFilterMightContain, Expression, ScalarSubquery, XxHash64}
 import org.apache.spark.sql.catalyst.optimizer.ColumnPruning
 import org.apache.spark.sql.catalyst.plans.{Inner, LeftOuter}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Filter, LogicalPlan}
@@ -17,6 +16,10 @@ import org.apache.spark.sql.internal.SQLConf
  *
  * Spark's own runtime filter does not fire here: it only knows binary Join nodes, never prunes
  * from a LEFT join's driver side, and needs a selective filter over a small scan.
+ *
+ * The filter is sized when it runs, from the driver's distinct keys
+ * ([[DriverKeysBloomFilterAggregate]]): the planner's estimate of the driver's rows only decides
+ * up front whether the filter would be too large to pay.
  *
  * A rule of its own, run right after [[CollapseMultiJoinChain]] (see [[MultiJoinExtensions]]):
  * it works on the [[MultiJoin]] nodes the collapse creates, with their keys already unified.
@@ -38,15 +41,16 @@ object RuntimeBloomFilter extends Rule[LogicalPlan] with Logging {
   private def prune(inputs: Seq[LogicalPlan], keys: Seq[Seq[Expression]]): Seq[LogicalPlan] = {
     val driver = inputs.head
     val driverSize = driver.stats.sizeInBytes.max(1)
-    filterSize(driver, driverSize) match {
+    estimatedDriverRows(driver, driverSize) match {
       case Left(reason) =>
         logInfo(s"Bloom filter not built: $reason")
         inputs
-      case Right((expectedRows, bits)) =>
+      case Right(estimatedRows) =>
         val minRatio = MultiJoinConf.bloomFilterMinSizeRatio
+        val maxBits = MultiJoinConf.bloomFilterMaxBits
         lazy val bloomFilter = {
-          val aggregate = new BloomFilterAggregate(
-            new XxHash64(keys.head), Literal(expectedRows), Literal(bits)).toAggregateExpression()
+          val aggregate = DriverKeysBloomFilterAggregate(
+            new XxHash64(keys.head), MultiJoinConf.bloomFilterFpp, maxBits).toAggregateExpression()
           ScalarSubquery(
             ColumnPruning(Aggregate(Nil, Seq(Alias(aggregate, "multijoin_bloom_filter")()), driver)))
         }
@@ -59,23 +63,26 @@ object RuntimeBloomFilter extends Rule[LogicalPlan] with Logging {
                 f"driver's size, less than ${MultiJoinConf.BLOOM_FILTER_MIN_SIZE_RATIO.key}=$minRatio")
               input
             } else {
-              logInfo(f"Bloom filter from the driver (~$expectedRows rows, $bits bits) prunes " +
-                f"input ${i + 1} ($ratio%.1fx the driver's size) before its shuffle")
+              logInfo(f"Bloom filter from the driver (estimated ~$estimatedRows rows; sized when " +
+                f"it runs from the keys it has, at most $maxBits bits) prunes input ${i + 1} " +
+                f"($ratio%.1fx the driver's size) before its shuffle")
               Filter(BloomFilterMightContain(bloomFilter, new XxHash64(key)), input)
             }
         }
     }
   }
 
-  /** The filter's expected rows and bits, or why it is not built. */
-  private def filterSize(driver: LogicalPlan, driverSize: BigInt): Either[String, (Long, Long)] = {
-    // Without table statistics there is no row count: size / 8 bytes overestimates it, and
-    // a filter sized for more rows than there are only costs bits, not accuracy.
+  /**
+   * The driver's estimated rows, or why no filter is built. The estimate only rules out, before
+   * anything runs, a driver whose filter would exceed the bound; the filter itself is sized from
+   * the keys the driver really has. Without table statistics it is size / 8 bytes, which can be
+   * off either way (well-compressed parquet holds more rows than that).
+   */
+  private def estimatedDriverRows(driver: LogicalPlan, driverSize: BigInt): Either[String, Long] = {
     lazy val expectedRows =
       driver.stats.rowCount.map(_.toLong).getOrElse((driverSize / 8).toLong).max(1L)
     lazy val fpp = MultiJoinConf.bloomFilterFpp
-    lazy val bits =
-      math.ceil(-expectedRows * math.log(fpp) / (math.log(2) * math.log(2))).toLong.max(64L)
+    lazy val bits = DriverKeysBloomFilterAggregate.bitsFor(expectedRows, fpp)
     for {
       _ <- Either.cond(MultiJoinConf.bloomFilterEnabled, (),
         s"${MultiJoinConf.BLOOM_FILTER_ENABLED.key} is false")
@@ -85,6 +92,6 @@ object RuntimeBloomFilter extends Rule[LogicalPlan] with Logging {
       _ <- Either.cond(bits <= MultiJoinConf.bloomFilterMaxBits, (),
         s"the driver's ~$expectedRows rows need $bits bits for a false positive rate of $fpp, " +
           s"more than ${MultiJoinConf.BLOOM_FILTER_MAX_BITS.key}=${MultiJoinConf.bloomFilterMaxBits}")
-    } yield (expectedRows, bits)
+    } yield expectedRows
   }
 }
