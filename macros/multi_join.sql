@@ -9,7 +9,10 @@
     {{- return('select 1 as multi_join_placeholder') -}}
   {%- endif -%}
   {%- set spec = dbt_multijoin._mj_spec(relations, key, join_type, strategy, columns, rename, names) -%}
-  {%- if changed_since is not none or config.get('incremental_strategy') == 'changed_keys' -%}
+  {%- if changed_since is not none and config.get('incremental_strategy') != 'changed_keys' -%}
+    {%- do dbt_multijoin._mj_fail("changed_since applies to incremental_strategy='changed_keys' only (the model's is '" ~ config.get('incremental_strategy') ~ "')") -%}
+  {%- endif -%}
+  {%- if config.get('incremental_strategy') == 'changed_keys' -%}
     {#- incremental_strategy='changed_keys': the whole model, or only the changed keys' rows. -#}
     {{- return(dbt_multijoin._mj_render_changed_keys(spec, changed_since)) -}}
   {%- endif -%}

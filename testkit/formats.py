@@ -8,6 +8,7 @@ dbt-spark's `file_format: iceberg` tables live in it)."""
 
 from __future__ import annotations
 
+import urllib.request
 from pathlib import Path
 
 from dbt_multijoin import EXTENSION_CLASS
@@ -24,6 +25,12 @@ RUNTIMES = {
         "delta": "io.delta:delta-spark_4.1_2.13:4.4.0",
     },
 }
+# What the runtimes bring besides themselves that Spark does not ship (Delta's storage layer).
+DEPENDENCIES = {
+    "io.delta:delta-spark_2.12:3.3.3": ["io.delta:delta-storage:3.3.3"],
+    "io.delta:delta-spark_4.1_2.13:4.4.0": ["io.delta:delta-storage:4.4.0"],
+}
+MAVEN_CENTRAL = "https://repo1.maven.org/maven2"
 ICEBERG_EXTENSION = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 # Per table format of spark_catalog: the order of the three extensions (ours first for Delta,
@@ -60,4 +67,31 @@ def table_format_confs(table_format: str, spark_version: str, jar: Path, warehou
     else:
         confs["spark.sql.catalog.spark_catalog"] = "org.apache.iceberg.spark.SparkSessionCatalog"
         confs["spark.sql.catalog.spark_catalog.type"] = "hive"
+        # Iceberg commits to a Hive metastore under a metastore lock by default; the embedded
+        # Derby metastore of a local session leaves such locks waiting forever. Without the lock
+        # Iceberg commits by an atomic alter-table of the metadata pointer instead.
+        confs["spark.hadoop.iceberg.engine.hive.lock-enabled"] = "false"
     return confs
+
+
+def runtime_jars(spark_version: str, directory: Path) -> list[Path]:
+    """The runtime jars of both formats (and their dependencies), downloaded once from Maven
+    Central into `directory`. A Spark Thrift Server needs them as files on the driver's class
+    path: it closes the class loader that --packages / --jars fill when a client session ends
+    (see docs/table_formats.md)."""
+    runtimes = RUNTIMES.get(spark_minor(spark_version))
+    if runtimes is None:
+        raise LookupError(f"no Iceberg/Delta runtime on Maven Central for Spark {spark_version}")
+    coordinates = [c for runtime in runtimes.values() for c in [runtime, *DEPENDENCIES.get(runtime, [])]]
+    directory.mkdir(parents=True, exist_ok=True)
+    jars = []
+    for coordinate in coordinates:
+        group, artifact, version = coordinate.split(":")
+        jar = directory / f"{artifact}-{version}.jar"
+        if not jar.exists():
+            url = f"{MAVEN_CENTRAL}/{group.replace('.', '/')}/{artifact}/{version}/{artifact}-{version}.jar"
+            partial = jar.with_suffix(".partial")
+            urllib.request.urlretrieve(url, partial)
+            partial.replace(jar)
+        jars.append(jar)
+    return jars

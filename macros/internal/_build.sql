@@ -5,7 +5,12 @@
     table (parquet, ORC, Hive...) is built completely under a staging name and only then swapped in
     by two renames; the only moment the name does not resolve is between those two metastore calls.
     A run that dies exactly there leaves the previous table under the backup name, and the next run
-    puts it back before it does anything else (_mj_recover_swap). -#}
+    puts it back before it does anything else (_mj_recover_swap).
+
+    The staging table is created empty first (the query under LIMIT 0, which Spark answers without
+    running it) and then filled by an INSERT: a run killed while it writes leaves a registered
+    staging table, which the next run drops with its files. A CREATE TABLE AS SELECT killed in the
+    middle would leave files no table owns, and Spark refuses to create a managed table over them. -#}
 
 {% macro _mj_sibling(relation, suffix) -%}
   {{- return(relation.incorporate(path={'identifier': relation.identifier ~ suffix}, type='table')) -}}
@@ -22,6 +27,26 @@
 {%- endmacro %}
 
 
+{% macro _mj_drop_own_table(relation, transactional) -%}
+  {#- Drop a table this package created (staging, backup, changed keys) with its files.
+      `transactional`: whether it is a Delta or Iceberg table. Any other table is dropped with
+      PURGE: Iceberg's SparkSessionCatalog drops a non-Iceberg table's metastore entry but leaves
+      its files without it, and Spark then refuses to create a table of that name again. Delta
+      does not support PURGE (its files go with a plain DROP). -#}
+  {%- if relation.type == 'view' -%}
+    {%- do adapter.drop_relation(relation) -%}
+  {%- else -%}
+    {%- do dbt_multijoin._mj_exec('drop table if exists ' ~ relation ~ ('' if transactional else ' purge')) -%}
+    {%- do adapter.cache_dropped(relation) -%}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro _mj_is_transactional(relation) -%}
+  {{- return(relation.is_delta or relation.is_iceberg) -}}
+{%- endmacro %}
+
+
 {% macro _mj_recover_swap(relation) -%}
   {#- A previous run that died between the two renames of its swap left the old table under the
       backup name: put it back. A backup beside the table (died after the swap) is dropped. -#}
@@ -33,7 +58,7 @@
     {%- do log("dbt_multijoin: " ~ model.name ~ ": a previous run stopped in the middle of its swap: restoring " ~ relation ~ " from " ~ backup, info=True) -%}
     {%- do adapter.rename_relation(backup, relation) -%}
   {%- else -%}
-    {%- do adapter.drop_relation(backup) -%}
+    {%- do dbt_multijoin._mj_drop_own_table(backup, dbt_multijoin._mj_is_transactional(backup)) -%}
   {%- endif -%}
 {%- endmacro %}
 
@@ -63,15 +88,21 @@
     {%- do dbt_multijoin._mj_fail("location_root needs file_format 'delta' or 'iceberg' (an atomic replace): a " ~ (config.get('file_format') or 'parquet') ~ " table with an explicit location cannot be built beside the previous one") -%}
   {%- endif -%}
   {%- set staging = dbt_multijoin._mj_staging_relation(target_relation) -%}
-  {%- do adapter.drop_relation(staging) -%}
+  {%- do dbt_multijoin._mj_drop_own_table(staging, config.get('file_format') in ['delta', 'iceberg']) -%}
+  {%- call statement('dbt_multijoin_create_staging') -%}
+    {{ create_table_as(False, staging, 'select * from (\n' ~ sql ~ '\n) as model limit 0') }}
+  {%- endcall -%}
   {%- call statement('main') -%}
-    {{ create_table_as(False, staging, sql) }}
+    insert into {{ staging }} by name
+    select * from (
+{{ sql }}
+    ) as model
   {%- endcall -%}
   {%- if old_relation is not none -%}
     {%- set backup = dbt_multijoin._mj_backup_relation(target_relation) -%}
     {%- do adapter.rename_relation(old_relation, backup) -%}
     {%- do adapter.rename_relation(staging, target_relation) -%}
-    {%- do adapter.drop_relation(backup.incorporate(type=old_relation.type)) -%}
+    {%- do dbt_multijoin._mj_drop_own_table(backup.incorporate(type=old_relation.type), dbt_multijoin._mj_is_transactional(old_relation)) -%}
   {%- else -%}
     {%- do adapter.rename_relation(staging, target_relation) -%}
   {%- endif -%}

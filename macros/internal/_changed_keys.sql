@@ -14,8 +14,8 @@
       row, by the query's rows in one MERGE (one atomic commit: Delta and Iceberg).
 
     What the materialization needs from the rendering travels in a header comment at the top of
-    the compiled SQL: {"columns", "keys", "marks" (read before the query: the next run's lower
-    bounds), "changed_keys" (the key table's query, null for a full build)}. It also documents,
+    the compiled SQL: {"keys", "marks" (read before the query: the next run's lower bounds),
+    "changed_keys" (the key table's query, null for a full build)}. It also documents,
     in target/compiled, which marks a run read from. -#}
 
 {% macro _mj_changed_keys_header_pattern() -%}
@@ -165,11 +165,6 @@
   {%- for input in spec['inputs'] -%}
     {%- do marks.update({dbt_multijoin._mj_mark_property(input['name']): dbt_multijoin._mj_current_mark(input['relation'], tracked[loop.index0])}) -%}
   {%- endfor -%}
-  {%- set columns = [] -%}
-  {%- do columns.extend(spec['keys']) -%}
-  {%- for input in spec['inputs'] -%}
-    {%- do columns.extend(input['payload'] | map(attribute='output_name')) -%}
-  {%- endfor -%}
   {%- set hint = spec['strategy'] == 'multiway' -%}
 
   {%- set recorded = dbt_multijoin._mj_recorded_marks(this) if dbt_multijoin.is_incremental() else {} -%}
@@ -178,7 +173,7 @@
     {%- if dbt_multijoin.is_incremental() -%}
       {%- do log("dbt_multijoin: " ~ model.name ~ ": no recorded mark for " ~ missing | join(', ') ~ ": building the whole table", info=True) -%}
     {%- endif -%}
-    {%- set header = {'columns': columns, 'keys': spec['keys'], 'marks': marks, 'changed_keys': none} -%}
+    {%- set header = {'keys': spec['keys'], 'marks': marks, 'changed_keys': none} -%}
     {%- set whole = dbt_multijoin._mj_render_balanced(spec) if spec['strategy'] == 'balanced' else dbt_multijoin._mj_render_chain(spec, hint=hint) -%}
     {{- return('/* dbt_multijoin changed_keys ' ~ tojson(header) ~ ' */\n' ~ whole) -}}
   {%- endif -%}
@@ -253,6 +248,6 @@
   {%- do null_spec.update(spec) -%}
   {%- do null_spec.update({'inputs': null_keyed}) -%}
 
-  {%- set header = {'columns': columns, 'keys': spec['keys'], 'marks': marks, 'changed_keys': changed_keys_sql} -%}
+  {%- set header = {'keys': spec['keys'], 'marks': marks, 'changed_keys': changed_keys_sql} -%}
   {{- return('/* dbt_multijoin changed_keys ' ~ tojson(header) ~ ' */\n' ~ lines | join('\n') ~ '\nunion all\n' ~ dbt_multijoin._mj_render_chain(null_spec, hint=hint)) -}}
 {%- endmacro %}

@@ -63,7 +63,7 @@
 {% macro _mj_write_changed_keys(header) -%}
   {#- The key table the changed-keys query drives from (dropped first if a failed run left it). -#}
   {%- set key_table = dbt_multijoin._mj_changed_keys_table(this) -%}
-  {%- do adapter.drop_relation(key_table) -%}
+  {%- do dbt_multijoin._mj_drop_own_table(key_table, false) -%}
   {%- call statement('dbt_multijoin_changed_keys') -%}
     create table {{ key_table }} using parquet as
     {{ header['changed_keys'] }}
@@ -79,30 +79,38 @@
       changed key, one marker for all NULL-keyed rows, and the new rows (which never match). A
       target row matches at most one marker: its key, or the all-NULL marker when any of its key
       columns is NULL. -#}
-  {%- set existing = adapter.get_columns_in_relation(target_relation) | map(attribute='name') | map('lower') | list -%}
-  {%- if existing != header['columns'] | map('lower') | list -%}
-    {%- do dbt_multijoin._mj_fail("the model's columns (" ~ header['columns'] | join(', ') ~ ") differ from " ~ target_relation ~ "'s (" ~ existing | join(', ') ~ "): run it with --full-refresh") -%}
-  {%- endif -%}
-  {%- set key_table = dbt_multijoin._mj_changed_keys_table(target_relation) -%}
-  {%- set keys = header['keys'] -%}
-  {%- set payload = header['columns'][keys | length:] -%}
-  {%- set nulls = [] -%}
-  {%- for column in payload -%}
-    {%- do nulls.append('null as ' ~ dbt_multijoin._mj_quote(column)) -%}
+  {%- set columns = [] -%}
+  {%- for row in run_query('describe query ' ~ sql) -%}
+    {%- do columns.append(row['col_name']) -%}
   {%- endfor -%}
-  {%- set key_nulls = [] -%}
+  {%- set existing = adapter.get_columns_in_relation(target_relation) | map(attribute='name') | list -%}
+  {%- if existing | map('lower') | list != columns | map('lower') | list -%}
+    {%- do dbt_multijoin._mj_fail("the model's columns (" ~ columns | join(', ') ~ ") differ from " ~ target_relation ~ "'s (" ~ existing | join(', ') ~ "): run it with --full-refresh") -%}
+  {%- endif -%}
+  {%- set keys = header['keys'] -%}
+  {%- for k in keys if (k | lower) not in columns | map('lower') | list -%}
+    {%- do dbt_multijoin._mj_fail("changed_keys needs the key column '" ~ k ~ "' in the model's output, under that name (its columns: " ~ columns | join(', ') ~ ")") -%}
+  {%- endfor -%}
+  {%- set key_table = dbt_multijoin._mj_changed_keys_table(target_relation) -%}
+  {#- The markers have the model's columns in its order: the keys, NULL for the rest. -#}
+  {%- set marker_columns = [] -%}
+  {%- set null_marker_columns = [] -%}
+  {%- for column in columns -%}
+    {%- set is_key = (column | lower) in keys | map('lower') | list -%}
+    {%- do marker_columns.append(dbt_multijoin._mj_quote(column) if is_key else 'null as ' ~ dbt_multijoin._mj_quote(column)) -%}
+    {%- do null_marker_columns.append('null') -%}
+  {%- endfor -%}
   {%- set matches = [] -%}
   {%- for k in keys -%}
-    {%- do key_nulls.append('null') -%}
     {%- do matches.append('source.' ~ dbt_multijoin._mj_quote(k) ~ ' <=> if(' ~ dbt_multijoin._mj_any_key_null('target', keys) ~ ', null, ' ~ dbt_multijoin._mj_column_ref('target', k) ~ ')') -%}
   {%- endfor -%}
-  {%- set column_list = dbt_multijoin._mj_column_list(header['columns']) -%}
+  {%- set column_list = dbt_multijoin._mj_column_list(columns) -%}
   {%- call statement('main') -%}
     merge into {{ target_relation }} as target
     using (
-        select true as dbt_multijoin_replaced, {{ dbt_multijoin._mj_column_list(keys) }}{{ ', ' ~ nulls | join(', ') if nulls }} from {{ key_table }}
+        select true as dbt_multijoin_replaced, {{ marker_columns | join(', ') }} from {{ key_table }}
         union all
-        select true, {{ key_nulls | join(', ') }}{{ ', ' ~ nulls | join(', ') if nulls }}
+        select true, {{ null_marker_columns | join(', ') }}
         union all
         select false, {{ column_list }} from (
 {{ sql }}
@@ -110,7 +118,7 @@
     ) as source
     on source.dbt_multijoin_replaced and {{ matches | join(' and ') }}
     when matched then delete
-    when not matched and not source.dbt_multijoin_replaced then insert ({{ column_list }}) values ({{ dbt_multijoin._mj_column_list(header['columns'], 'source') }})
+    when not matched and not source.dbt_multijoin_replaced then insert ({{ column_list }}) values ({{ dbt_multijoin._mj_column_list(columns, 'source') }})
   {%- endcall -%}
 {%- endmacro %}
 

@@ -1,0 +1,163 @@
+"""Multijoin models on a Spark Thrift Server that also runs Delta (the extension list and catalog
+as a user sets them at `spark-submit`), and a server killed while it writes: the previous table
+survives with exactly its rows, and the next successful run leaves no staging relation behind.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pyspark
+import pytest
+
+from dbt_helpers import THRIFT_CONFS, free_port, hive_query, make_tiny_project, private_jar
+from dbt_multijoin import thrift
+from testkit.formats import RUNTIMES, runtime_jars, spark_minor, table_format_confs
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        spark_minor(pyspark.__version__) not in RUNTIMES,
+        reason=f"no Delta release for Spark {pyspark.__version__} on Maven Central",
+    ),
+]
+
+PROFILE = """multijoin:
+  target: thrift
+  outputs:
+    thrift:
+      type: spark
+      method: thrift
+      host: 127.0.0.1
+      port: {port}
+      user: dbt
+      schema: pipeline_thrift
+      threads: 1
+      connect_retries: 0
+"""
+
+SLOW = "java_method('java.lang.Thread', 'sleep', cast(40 as bigint)) is not null"
+
+
+RUNTIMES_DIR = Path.home() / ".cache" / "dbt-multijoin" / "runtimes"
+
+
+def start_server(state_dir: Path, jar: Path, port: int) -> thrift.ThriftServer:
+    """Our jar with --jars; Delta's and Iceberg's on the driver's class path (a Thrift server
+    closes the --jars/--packages class loader at the end of each client session: our extension
+    loads its classes up front, theirs do not)."""
+    confs = table_format_confs("delta", pyspark.__version__, jar, state_dir)
+    for key in ("spark.jars", "spark.jars.packages", "spark.sql.warehouse.dir"):
+        del confs[key]
+    confs["spark.driver.extraClassPath"] = ":".join(str(p) for p in runtime_jars(pyspark.__version__, RUNTIMES_DIR))
+    return thrift.start(port, state_dir, jar=jar, master="local[2]", confs={**THRIFT_CONFS, **confs})
+
+
+def wide_model(config: str, where: str = "true") -> str:
+    return (
+        f"{{{{ config(materialized='multijoin', {config}) }}}}\n"
+        "select * from (\n"
+        "{{ dbt_multijoin.multi_join([source('inputs', 'a'), source('inputs', 'b')], key='k', columns={'a': ['a_v'], 'b': ['b_v']}"
+        + (", changed_since='updated_at'" if "changed_keys" in config else "")
+        + ") }}\n"
+        f") as joined where {where}\n"
+    )
+
+
+CASES = {
+    "parquet full build": "file_format='parquet'",
+    "delta changed_keys": "file_format='delta', incremental_strategy='changed_keys'",
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_server_killed_while_writing_keeps_the_previous_table(tmp_path, case):
+    jar = private_jar(tmp_path)
+    state_dir, port = tmp_path / "server", free_port()
+    config = CASES[case]
+    start_server(state_dir, jar, port)
+    try:
+        for statement in [
+            "create database if not exists pipeline_thrift",
+            "create table pipeline_thrift.a using delta as select cast(id as int) as k, cast(id as int) as a_v, cast(1 as bigint) as updated_at from range(400)",
+            "create table pipeline_thrift.b using delta as select cast(id * 2 as int) as k, cast(id as int) as b_v, cast(1 as bigint) as updated_at from range(400)",
+        ]:
+            hive_execute(port, statement)
+        project = make_tiny_project(tmp_path, PROFILE.format(port=port))
+        models = project.root / "models"
+        for leftover in models.glob("tiny_*.sql"):
+            leftover.unlink()
+        (models / "sources.yml").write_text(
+            "version: 2\nsources:\n  - name: inputs\n    schema: pipeline_thrift\n    tables:\n      - name: a\n      - name: b\n"
+        )
+        (models / "wide.sql").write_text(wide_model(config))
+        first = project.dbt("run")
+        assert first.returncode == 0, first.describe()
+        before = sorted(hive_query(port, "select * from pipeline_thrift.wide"))
+        assert len(before) == 600
+
+        # Every input row changes, and the query sleeps on every row: kill -9 the server while
+        # its tasks write.
+        hive_execute(port, "update pipeline_thrift.a set a_v = a_v + 1000, updated_at = 2")
+        (models / "wide.sql").write_text(wide_model(config, SLOW))
+        process = _dbt_in_background(project)
+        try:
+            _wait_for_the_write(project.root / "logs" / "dbt.log", runs_before=1)
+            os.kill(thrift.ThriftServer(port, state_dir).pid(), signal.SIGKILL)
+            process.wait(timeout=300)
+        finally:
+            if process.poll() is None:
+                process.kill()
+        thrift.stop(port, state_dir)
+        start_server(state_dir, jar, port)
+
+        assert sorted(hive_query(port, "select * from pipeline_thrift.wide")) == before
+
+        (models / "wide.sql").write_text(wide_model(config))
+        again = project.dbt("run")
+        assert again.returncode == 0, again.describe()
+        tables = {row[1] for row in hive_query(port, "show tables in pipeline_thrift")}
+        assert tables == {"a", "b", "wide"}, tables
+        after = hive_query(port, "select * from pipeline_thrift.wide")
+        assert len(after) == 600 and all(a_v is None or a_v >= 1000 for _, a_v, _ in after)
+    finally:
+        thrift.stop(port, state_dir)
+
+
+def hive_execute(port: int, sql: str) -> None:
+    """Run one statement without a result set on a Thrift server."""
+    from pyhive import hive
+
+    connection = hive.connect(host="127.0.0.1", port=port, username="dbt")
+    try:
+        connection.cursor().execute(sql)
+    finally:
+        connection.close()
+
+
+def _dbt_in_background(project):
+    import subprocess
+
+    from dbt_helpers import DBT
+
+    return subprocess.Popen(
+        [DBT, "run", "--project-dir", str(project.root), "--profiles-dir", str(project.root)],
+        cwd=project.root, env=project.env, stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+
+
+def _wait_for_the_write(log: Path, runs_before: int, timeout: float = 240) -> None:
+    """Until the materialization of the background run has proved its plan (it logs the
+    operator right before the write), then a few seconds into the write (it sleeps 40 ms on
+    each of several hundred rows)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if log.exists() and log.read_text(errors="replace").count("physical join operator") > runs_before:
+            time.sleep(3)
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"the run did not reach its write within {timeout}s")
