@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline_tests.project import PipelineProject
+from testkit.dbt_project import PipelineProject
 
 
 def pytest_addoption(parser):

@@ -101,7 +101,7 @@ def assert_equals_full_rebuild(project, run) -> None:
 @settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(batches=BATCHES)
 def test_changed_keys_equals_full_rebuild(spark, table_format, tmp_path_factory, batches):
-    from pipeline_tests.project import PipelineProject
+    from testkit.dbt_project import PipelineProject
 
     feed_for_b = table_format == "delta"
     if not feed_for_b:
