@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.workload import FULL_STRATEGIES
+from benchmarks.workload import STRATEGIES
 
 
 def rows_label(rows: int) -> str:
@@ -180,13 +180,13 @@ def plot(runs: list[dict], path: Path) -> None:
                     bars.update({(g["k"], s, index): median_seconds(v) for s, v in g["strategies"].items()})
         ks = sorted({k for k, _, _ in bars})
         # Each strategy keeps its colour; its bars from a second run sit next to them, hatched.
-        series = sorted({(s, i) for _, s, i in bars}, key=lambda si: (FULL_STRATEGIES.index(si[0]), si[1]))
+        series = sorted({(s, i) for _, s, i in bars}, key=lambda si: (STRATEGIES.index(si[0]), si[1]))
         width = 0.8 / len(series)
         for n, (strategy, index) in enumerate(series):
             xs = [x + n * width for x, k in enumerate(ks) if (k, strategy, index) in bars]
             heights = [bars[(k, strategy, index)] for k in ks if (k, strategy, index) in bars]
             label = strategy + (f" ({_labels(runs)[index]})" if len(runs) > 1 else "")
-            ax.bar(xs, heights, width, label=label, color=f"C{FULL_STRATEGIES.index(strategy)}",
+            ax.bar(xs, heights, width, label=label, color=f"C{STRATEGIES.index(strategy)}",
                    hatch="//" if index else None)
         ax.set_xticks([x + 0.4 - width / 2 for x in range(len(ks))], [f"k={k}" for k in ks])
         ax.set_title(f"{shape}, {rows:,} rows/input", fontsize=10)

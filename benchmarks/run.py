@@ -32,10 +32,17 @@ def log(message: str) -> None:
 
 
 def measure(spark, strategy: str, shape: str, k: int) -> dict:
-    started = time.perf_counter()
-    execution = workload.build(spark, strategy, shape, k)._jdf.queryExecution()
-    rows = execution.toRdd().count()
-    seconds = time.perf_counter() - started
+    confs = workload.STRATEGY_CONFS.get(strategy, {})
+    for key, value in confs.items():
+        spark.conf.set(key, value)
+    try:
+        started = time.perf_counter()
+        execution = workload.build(spark, strategy, shape, k)._jdf.queryExecution()
+        rows = execution.toRdd().count()
+        seconds = time.perf_counter() - started
+    finally:
+        for key in confs:
+            spark.conf.unset(key)
     plan = execution.executedPlan()
     nodes = list(plan_nodes(plan, subqueries=True))
     kinds = [node.getClass().getSimpleName() for node in nodes]
@@ -88,7 +95,8 @@ def parse(argv: list[str] | None):
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--targets", action="store_true", help="run exactly what the targets need")
     p.add_argument("--scale", type=float, default=1.0, help="multiply the targets' rows (quick checks)")
-    p.add_argument("--shapes", type=list_arg, default=["unique"], help="comma list of unique, dups, left, left_compact")
+    p.add_argument("--shapes", type=list_arg, default=["unique"],
+                   help="comma list of unique, dups, left, left_compact, grouped")
     p.add_argument("--rows", type=rows_arg, default=1_000_000, help="rows per input: 50k, 2m, ...")
     p.add_argument("--k", type=lambda t: tuple(int(v) for v in list_arg(t)), default=(2, 4, 8),
                    help="comma list of input counts (the LEFT shape: inputs besides the driver)")

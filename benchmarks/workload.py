@@ -10,6 +10,8 @@ Shapes (k inputs t1..tk of `rows` rows each, key `k`, 3 doubles per input):
   column (`id % 100`) and every other input one bigint column. Its parquet driver compresses to
   about 4 bytes a row, so its file size / 8 is half its row count: the case where a bloom filter
   sized from the file size lets through far more rows than configured.
+- `grouped`: the `unique` inputs and FULL join, then GROUP BY the coalesced key (a count and one
+  sum per input): what a FULL multi-join saves when it reports its output partitioning.
 Except in `left_compact`, the key is the id times an odd 64-bit constant: unique, and scattered in
 the files, so no strategy gets pre-sorted input for free.
 """
@@ -27,8 +29,16 @@ SHAPES = {  # shape -> the strategies that compute its join (or, for floor, boun
     # The vanilla LEFT chain runs with Spark's own runtime filter at its defaults.
     "left": ("chain", "multiway"),
     "left_compact": ("chain", "multiway"),
+    "grouped": ("chain", "multiway", "multiway_unreported"),
 }
 DRIVEN_SHAPES = ("left", "left_compact")  # t0 drives a LEFT chain
+# Strategies that run the multiway SQL under confs of their own, set while they are measured.
+STRATEGY_CONFS = {
+    # The operator without reporting its output partitioning: GROUP BY k shuffles again.
+    "multiway_unreported": {"spark.multijoin.fullOuter.outputPartitioning": "false"},
+}
+STRATEGIES = FULL_STRATEGIES + tuple(STRATEGY_CONFS)
+_DATA_OF = {"grouped": "unique"}  # shapes that read another shape's inputs
 COLUMNS = 3
 _SCRAMBLE = -7046029254386353131  # 0x9E3779B97F4A7C15 as a signed long: odd, a bijection mod 2^64
 _DATA_VERSION = 2  # bump when the generated data changes: old directories are then not reused
@@ -56,6 +66,7 @@ def _input_df(spark, shape: str, rows: int, i: int):
 
 def register_inputs(spark, work_dir: Path, shape: str, rows: int, k: int) -> dict[str, int]:
     """Temp views over inputs of the shape (generated on first use); returns rows per view."""
+    shape = _DATA_OF.get(shape, shape)
     directory = work_dir / "data" / f"v{_DATA_VERSION}-{shape}-{rows}"
     # The scrambled key relies on wrapping 64-bit multiplication (Spark 4 turns ANSI mode on).
     ansi = spark.conf.get("spark.sql.ansi.enabled")
@@ -115,6 +126,12 @@ def union_group_sql(shape: str, k: int) -> str:
             f"FROM ({' UNION ALL '.join(branches)}) u GROUP BY k")
 
 
+def grouped_sql(join_sql: str, k: int) -> str:
+    """GROUP BY the join's key: a count and the sum of each input's first column."""
+    sums = ", ".join(f"sum(c{i}_0) AS s{i}" for i in range(1, k + 1))
+    return f"SELECT k, count(*) AS n, {sums} FROM ({join_sql}) j GROUP BY k"
+
+
 def build(spark, strategy: str, shape: str, k: int):
     """The DataFrame of one strategy. `floor` is not a join: every input shuffled by key once and
     sorted, the work no strategy avoids (repartition without a number, like the joins' shuffles)."""
@@ -122,5 +139,7 @@ def build(spark, strategy: str, shape: str, k: int):
         parts = [spark.table(f"t{i}").repartition("k").sortWithinPartitions("k") for i in range(1, k + 1)]
         return reduce(lambda a, b: a.unionAll(b), parts)
     sql = {"chain": lambda: chain_sql(shape, k), "multiway": lambda: chain_sql(shape, k, hint=True),
+           "multiway_unreported": lambda: chain_sql(shape, k, hint=True),
            "balanced": lambda: balanced_sql(shape, 1, k + 1), "union_group": lambda: union_group_sql(shape, k)}
-    return spark.sql(sql[strategy]())
+    query = sql[strategy]()
+    return spark.sql(grouped_sql(query, k) if shape == "grouped" else query)

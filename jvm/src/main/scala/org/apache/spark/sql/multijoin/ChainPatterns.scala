@@ -111,7 +111,8 @@ private[multijoin] object ChainPatterns {
     } yield aliases ++ defined.map(alias => alias.exprId -> substitute(alias.child, aliases))
   }
 
-  private def nullWhenAbsent(expression: Expression): Boolean = expression match {
+  /** Whether `expression` is null on the all-null row that stands in for a missing input. */
+  def nullWhenAbsent(expression: Expression): Boolean = expression match {
     case _: Attribute => true
     case Coalesce(children) => children.forall(nullWhenAbsent)
     case KnownFloatingPointNormalized(child) => nullWhenAbsent(child)

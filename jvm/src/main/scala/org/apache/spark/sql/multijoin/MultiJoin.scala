@@ -59,7 +59,8 @@ object MultiJoin {
 object MultiJoinStrategy extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
     case MultiJoin(children, keys, joinType) =>
-      MultiJoinExec(keys, joinType, children.map(planLater)) :: Nil
+      val reportsCoalescedKey = joinType == FullOuter && MultiJoinConf.fullOutputPartitioning
+      MultiJoinExec(keys, joinType, children.map(planLater), reportsCoalescedKey) :: Nil
     case _ => Nil
   }
 }

@@ -69,6 +69,15 @@ object MultiJoinConf {
     .checkValue(_ > 0, "must be positive")
     .createWithDefault(64L * 1024 * 1024)
 
+  val FULL_OUTPUT_PARTITIONING = SQLConf.buildConf("spark.multijoin.fullOuter.outputPartitioning")
+    .doc("When true, a FULL multi-join reports that its output is hash-partitioned (and, where " +
+      "it holds, sorted) on the coalesced key, so that a GROUP BY, a window or a join on that " +
+      "key above it needs no shuffle of its own. It is reported only where it provably holds " +
+      "(docs/architecture.md). Set to false to plan those shuffles as before.")
+    .version("0.1.0")
+    .booleanConf
+    .createWithDefault(true)
+
   def bloomFilterEnabled: Boolean = SQLConf.get.getConf(BLOOM_FILTER_ENABLED)
   def bloomFilterMinSizeRatio: Double = SQLConf.get.getConf(BLOOM_FILTER_MIN_SIZE_RATIO)
   def bloomFilterFpp: Double = SQLConf.get.getConf(BLOOM_FILTER_FPP)
@@ -76,4 +85,5 @@ object MultiJoinConf {
 
   def enabled: Boolean = SQLConf.get.getConf(ENABLED)
   def failOnFallback: Boolean = SQLConf.get.getConf(FAIL_ON_FALLBACK)
+  def fullOutputPartitioning: Boolean = SQLConf.get.getConf(FULL_OUTPUT_PARTITIONING)
 }

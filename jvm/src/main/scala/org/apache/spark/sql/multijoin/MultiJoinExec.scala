@@ -16,7 +16,11 @@ import org.apache.spark.sql.types.StructType
  * exactly once and only when the child does not already deliver it in key order. Execution (per
  * partition, a merge of N sorted iterators) lives in [[MultiJoinScanner]].
  */
-case class MultiJoinExec(keys: Seq[Seq[Expression]], joinType: JoinType, children: Seq[SparkPlan])
+case class MultiJoinExec(
+    keys: Seq[Seq[Expression]],
+    joinType: JoinType,
+    children: Seq[SparkPlan],
+    reportsCoalescedKey: Boolean)
   extends SparkPlan {
 
   override def output: Seq[Attribute] = MultiJoin.output(joinType, children.map(_.output))
@@ -31,19 +35,30 @@ case class MultiJoinExec(keys: Seq[Seq[Expression]], joinType: JoinType, childre
     !SortOrder.orderingSatisfies(children(i).outputOrdering, keyOrder(i))
   }
 
-  // FULL: the output is clustered and sorted on coalesce(keys), which Spark cannot express;
-  // claiming any input's partitioning would be wrong for rows missing from that input.
   // LEFT and INNER: every output row carries its driver row, so the driver's hash partitioning
   // and key order hold (as SortMergeJoinExec reports its streamed side's).
+  // FULL: no input's partitioning holds (a row may miss any input), but every row sits where its
+  // coalesced key hashes to, when the inputs were hashed alike (see CoalescedKey).
   override def outputPartitioning: Partitioning = joinType match {
-    case FullOuter => UnknownPartitioning(children.head.outputPartitioning.numPartitions)
+    case FullOuter =>
+      coalescedKey.flatMap(CoalescedKey.partitioning(_, keys, children.map(_.outputPartitioning)))
+        .getOrElse(UnknownPartitioning(children.head.outputPartitioning.numPartitions))
     case _ => children.head.outputPartitioning
   }
 
+  // FULL: the merge emits keys in ascending order, but a row whose key has a null component as
+  // soon as it reaches the head of its input. With a single key column those rows come first in
+  // every input, as nulls sort first; with several they may land among the others.
   override def outputOrdering: Seq[SortOrder] = joinType match {
+    case FullOuter if keys.head.size == 1 || !keys.flatten.exists(_.nullable) =>
+      coalescedKey.map(_.map(SortOrder(_, Ascending))).getOrElse(Nil)
     case FullOuter => Nil
     case _ => keyOrder(0)
   }
+
+  /** FULL: the output's key, when reported (spark.multijoin.fullOuter.outputPartitioning). */
+  @transient private lazy val coalescedKey: Option[Seq[Expression]] =
+    if (reportsCoalescedKey) CoalescedKey.of(keys, output) else None
 
   override lazy val metrics: Map[String, SQLMetric] = Map(
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
