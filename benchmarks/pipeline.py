@@ -1,0 +1,168 @@
+"""What a dbt user waits for: `dbt run` of a k-input wide model, in one process and one session
+(dbt in-process on the session method, Delta beside the extension).
+
+1. Full rebuilds through the multijoin materialization, parquet output: strategy multiway
+   against the same model on the vanilla chain.
+2. Changed keys: the inputs in Delta, a changed_keys model built once; then 1% of the keys change
+   in one input and the model is refreshed with changed_keys, against a full rebuild of the
+   same model (the same Delta output, rebuilt by CREATE OR REPLACE).
+
+Each timing is one `dbt run -s <model>`, repeated `--reps` times, interleaved; shuffle bytes are
+the sum of the run's stages' shuffle writes. Writes `benchmarks/results/<name>/results.md` and
+`results.json`.
+
+    .venv/bin/python -m benchmarks.pipeline --rows 2m --k 8 --reps 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import time
+from pathlib import Path
+
+import pyspark
+
+from benchmarks.run import rows_arg
+from testkit.dbt_project import PipelineProject
+
+RESULTS = Path(__file__).resolve().parent / "results"
+_SCRAMBLE = -7046029254386353131
+
+
+def shuffle_bytes(spark) -> int:
+    """Shuffle bytes written by every stage of the application so far (Spark's status store;
+    `stageList`'s parameters differ between Spark lines: empty lists and false select all)."""
+    context = spark.sparkContext
+    jvm, gateway = context._jvm, context._gateway
+    store = context._jsc.sc().statusStore()
+    method = next(m for m in store.getClass().getMethods() if m.getName() == "stageList")
+    types = method.getParameterTypes()
+    arguments = gateway.new_array(jvm.java.lang.Object, len(types))
+    for i, kind in enumerate(types):
+        name = kind.getName()
+        arguments[i] = (jvm.java.util.ArrayList() if name == "java.util.List"
+                        else gateway.new_array(jvm.double, 0) if name == "[D" else False)
+    stages = method.invoke(store, arguments)
+    return sum(int(stages.apply(i).shuffleWriteBytes()) for i in range(stages.size()))
+
+
+def timed(spark, project: PipelineProject, *args: str) -> tuple[float, int]:
+    before = shuffle_bytes(spark)
+    start = time.perf_counter()
+    result = project.dbt("run", *args)
+    elapsed = time.perf_counter() - start
+    assert result.success, result.describe()
+    return elapsed, shuffle_bytes(spark) - before
+
+
+def make_inputs(spark, project: PipelineProject, rows: int, k: int) -> list[str]:
+    """k Delta inputs: each keeps an id of a universe of 2 x rows with probability 1/2, a double and
+    updated_at = 1. Keys scattered (the id times an odd constant)."""
+    ansi = spark.conf.get("spark.sql.ansi.enabled")
+    spark.conf.set("spark.sql.ansi.enabled", "false")  # the scrambled key wraps around 64 bits
+    names = []
+    for i in range(1, k + 1):
+        name = f"t{i}"
+        spark.sql(
+            f"create or replace table {project.table(name)} using delta as "
+            f"select id * {_SCRAMBLE} as k, rand({i}) as v{i}, cast(1 as bigint) as updated_at "
+            f"from range({2 * rows}) where rand({100 + i}) < 0.5"
+        )
+        names.append(name)
+    spark.conf.set("spark.sql.ansi.enabled", ansi)
+    project.sources(*names)
+    return names
+
+
+def multi_join(names: list[str], extra: str = "") -> str:
+    sources = ", ".join(f"source('inputs', '{n}')" for n in names)
+    columns = ", ".join(f"'{n}': ['v{n[1:]}']" for n in names)
+    return f"{{{{ dbt_multijoin.multi_join([{sources}], key='k', columns={{{columns}}}{extra}) }}}}\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=rows_arg, default=2_000_000)
+    parser.add_argument("--k", type=int, default=8)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--changed", type=float, default=0.01, help="fraction of one input's keys changed")
+    parser.add_argument("--name", default=None)
+    parser.add_argument("--work-dir", type=Path, default=Path(__file__).resolve().parent / "work" / "pipeline")
+    args = parser.parse_args(argv)
+    name = args.name or f"pipeline-spark{pyspark.__version__}"
+
+    from pyspark.sql import SparkSession
+
+    from dbt_multijoin.jar import ensure_jar
+    from testkit.formats import table_format_confs
+
+    shutil.rmtree(args.work_dir, ignore_errors=True)
+    args.work_dir.mkdir(parents=True)
+    confs = table_format_confs("delta", pyspark.__version__, ensure_jar(), args.work_dir)
+    confs.update({
+        "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "6g",
+        "spark.sql.shuffle.partitions": "200", "spark.sql.autoBroadcastJoinThreshold": "-1",
+        "spark.databricks.delta.snapshotPartitions": "2",
+        "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={args.work_dir}/metastore_db;create=true",
+    })
+    builder = SparkSession.builder.master("local[2]").appName("dbt-multijoin-pipeline-bench").enableHiveSupport()
+    for key, value in confs.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+
+    project = PipelineProject.create(spark, args.work_dir, "delta")
+    names = make_inputs(spark, project, args.rows, args.k)
+    full = "{{ config(materialized='multijoin', file_format='parquet', strategy='%s') }}\n"
+    project.model("wide_multiway", full % "multiway" + multi_join(names))
+    project.model("wide_chain", full % "chain" + multi_join(names))
+    project.model("wide_delta_full", "{{ config(materialized='multijoin', file_format='delta') }}\n" + multi_join(names))
+    project.model("wide_changed_keys", "{{ config(materialized='multijoin', file_format='delta', incremental_strategy='changed_keys') }}\n"
+                  + multi_join(names, ", changed_since='updated_at'"))
+
+    runs: dict[str, list[tuple[float, int]]] = {m: [] for m in ["wide_multiway", "wide_chain", "wide_delta_full", "wide_changed_keys"]}
+    project.dbt("run", "-s", "wide_changed_keys")  # the first build of the changed_keys model
+    for rep in range(args.reps):
+        for model in ["wide_multiway", "wide_chain", "wide_delta_full"]:
+            runs[model].append(timed(spark, project, "-s", model))
+        # Change 1% of the keys of t1 (new payload, newer updated_at), then refresh.
+        modulus = round(1 / args.changed)
+        spark.sql(f"update {project.table('t1')} set v1 = v1 + 1, updated_at = {rep + 2} where pmod(k, {modulus}) = {rep}")
+        runs["wide_changed_keys"].append(timed(spark, project, "-s", "wide_changed_keys"))
+    project.dbt("run", "-s", "wide_delta_full")  # a full rebuild over the inputs as they are now
+    same = project.rows("select * from " + project.table("wide_changed_keys")) == project.rows(
+        "select * from " + project.table("wide_delta_full"))
+
+    def median(model, index=0):
+        return statistics.median(r[index] for r in runs[model])
+
+    out = RESULTS / name
+    out.mkdir(parents=True, exist_ok=True)
+    summary = {
+        "spark": pyspark.__version__, "rows": args.rows, "k": args.k, "reps": args.reps, "changed": args.changed,
+        "runs": runs, "changed_keys_equals_full_rebuild": same,
+    }
+    (out / "results.json").write_text(json.dumps(summary, indent=1))
+    mib = 1 << 20
+    lines = [
+        f"# dbt run of a k={args.k} wide model, {args.rows:,} keys per input, Spark {pyspark.__version__}",
+        "", f"Median of {args.reps} interleaved runs, one process (dbt in-process, session method, local[2]).", "",
+        "| model | what | median s | shuffle MiB |", "|---|---|---|---|",
+        f"| wide_multiway | full build, parquet, strategy multiway | {median('wide_multiway'):.1f} | {median('wide_multiway', 1) / mib:.0f} |",
+        f"| wide_chain | full build, parquet, strategy chain (vanilla) | {median('wide_chain'):.1f} | {median('wide_chain', 1) / mib:.0f} |",
+        f"| wide_delta_full | full build, Delta (CREATE OR REPLACE) | {median('wide_delta_full'):.1f} | {median('wide_delta_full', 1) / mib:.0f} |",
+        f"| wide_changed_keys | changed_keys refresh, {args.changed:.0%} of t1's keys changed | {median('wide_changed_keys'):.1f} | {median('wide_changed_keys', 1) / mib:.0f} |",
+        "",
+        f"- chain / multiway (full build, parquet): **{median('wide_chain') / median('wide_multiway'):.2f}x**",
+        f"- full rebuild / changed_keys refresh (Delta): **{median('wide_delta_full') / median('wide_changed_keys'):.1f}x**",
+        f"- the refreshed table equals the full rebuild: {same}",
+    ]
+    (out / "results.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
