@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> None:
     confs = table_format_confs("delta", pyspark.__version__, ensure_jar(), args.work_dir)
     confs.update({
         "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "6g",
-        "spark.sql.shuffle.partitions": "200", "spark.sql.autoBroadcastJoinThreshold": "-1",
+        "spark.sql.shuffle.partitions": "200",
         "spark.databricks.delta.snapshotPartitions": "2",
         "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={args.work_dir}/metastore_db;create=true",
     })

@@ -22,7 +22,7 @@ def mixed_inputs(spark, table_format):
     rows = "select cast(id % 50 as int) as k, id as {0} from range({1})"
     spark.sql(f"create or replace table formats.own using {table_format} as " + rows.format("own_v", 120))
     spark.sql("create or replace table ice.formats.iceberg_t using iceberg as select * from (" + rows.format("ice_v", 90) + ") where k % 3 != 0")
-    spark.sql("create or replace table formats.parquet_t using parquet as select * from (" + rows.format("pq_v", 70) + ") where k % 4 != 1")
+    spark.sql("create table formats.parquet_t using parquet as select * from (" + rows.format("pq_v", 70) + ") where k % 4 != 1")
     return ["formats.own", "ice.formats.iceberg_t", "formats.parquet_t"]
 
 

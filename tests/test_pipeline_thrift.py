@@ -15,6 +15,7 @@ import pytest
 
 from dbt_helpers import THRIFT_CONFS, free_port, hive_query, make_tiny_project, private_jar
 from dbt_multijoin import thrift
+from dbt_multijoin.profiles import render_profile
 from testkit.formats import RUNTIMES, runtime_jars, spark_minor, table_format_confs
 
 pytestmark = [
@@ -25,20 +26,12 @@ pytestmark = [
     ),
 ]
 
-PROFILE = """multijoin:
-  target: thrift
-  outputs:
-    thrift:
-      type: spark
-      method: thrift
-      host: 127.0.0.1
-      port: {port}
-      user: dbt
-      schema: pipeline_thrift
-      threads: 1
-      connect_retries: 0
-"""
 
+# The model's rows computed from scratch by Spark's vanilla joins.
+FULL_REBUILD = (
+    "select coalesce(a.k, b.k) as k, a.a_v, b.b_v from pipeline_thrift.a as a "
+    "full outer join pipeline_thrift.b as b on a.k = b.k"
+)
 SLOW = "java_method('java.lang.Thread', 'sleep', cast(40 as bigint)) is not null"
 
 
@@ -86,7 +79,7 @@ def test_server_killed_while_writing_keeps_the_previous_table(tmp_path, case):
             "create table pipeline_thrift.b using delta as select cast(id * 2 as int) as k, cast(id as int) as b_v, cast(1 as bigint) as updated_at from range(400)",
         ]:
             hive_execute(port, statement)
-        project = make_tiny_project(tmp_path, PROFILE.format(port=port))
+        project = make_tiny_project(tmp_path, render_profile("thrift", "multijoin", "pipeline_thrift", port))
         models = project.root / "models"
         for leftover in models.glob("tiny_*.sql"):
             leftover.unlink()
@@ -121,7 +114,9 @@ def test_server_killed_while_writing_keeps_the_previous_table(tmp_path, case):
         assert again.returncode == 0, again.describe()
         tables = {row[1] for row in hive_query(port, "show tables in pipeline_thrift")}
         assert tables == {"a", "b", "wide"}, tables
-        after = hive_query(port, "select * from pipeline_thrift.wide")
+        after = sorted(hive_query(port, "select * from pipeline_thrift.wide"), key=repr)
+        full_rebuild = sorted(hive_query(port, FULL_REBUILD), key=repr)
+        assert after == full_rebuild
         assert len(after) == 600 and all(a_v is None or a_v >= 1000 for _, a_v, _ in after)
     finally:
         thrift.stop(port, state_dir)

@@ -203,26 +203,9 @@
       join's coalesce of the inputs' keys, not the driver's, so values such as -0.0 come out as a
       full build writes them. -#}
   {%- set key_table = dbt_multijoin._mj_changed_keys_table(this) -%}
-  {%- set sides = [] -%}
-  {%- set payload = [] -%}
-  {%- for input in spec['inputs'] -%}
-    {%- set side = dbt_multijoin._mj_leaf(input) -%}
-    {%- do sides.append(side) -%}
-    {%- do payload.extend(side['payload']) -%}
-  {%- endfor -%}
-  {%- set key_exprs = [] -%}
-  {%- for k in range(spec['keys'] | length) -%}
-    {%- set refs = [] -%}
-    {%- for side in sides -%}
-      {%- do refs.append(dbt_multijoin._mj_column_ref(side['alias'], side['keys'][k])) -%}
-    {%- endfor -%}
-    {%- do key_exprs.append(dbt_multijoin._mj_coalesce(refs)) -%}
-  {%- endfor -%}
-  {%- set lines = ['select /*+ MULTI_JOIN */' if hint else 'select'] -%}
-  {%- set items = dbt_multijoin._mj_select_list(key_exprs, spec['keys'], payload) -%}
-  {%- for item in items -%}
-    {%- do lines.append('    ' ~ item ~ (',' if not loop.last else '')) -%}
-  {%- endfor -%}
+  {%- set head = dbt_multijoin._mj_chain_head(spec, hint, true) -%}
+  {%- set sides = head['sides'] -%}
+  {%- set lines = head['lines'] -%}
   {%- do lines.append('from ' ~ key_table ~ ' as changed') -%}
   {%- set present = [] -%}
   {%- for side in sides -%}

@@ -123,12 +123,37 @@
 {%- endmacro %}
 
 
-{% macro _mj_record_marks(relation, header) -%}
+{% macro _mj_merge_friendly_properties() -%}
+  {#- Table properties that make the changed_keys MERGE write only what changed. The changed
+      keys are scattered over every file of the table (its rows are hash-partitioned on the key),
+      so a copy-on-write MERGE rewrites the whole table to replace 1% of its keys: deletion
+      vectors (Delta) and merge-on-read (Iceberg) mark the replaced rows instead. A property the
+      model's own `tblproperties` sets is left to it. -#}
+  {%- set wanted = {
+      'delta': {'delta.enableDeletionVectors': 'true'},
+      'iceberg': {'write.delete.mode': 'merge-on-read', 'write.update.mode': 'merge-on-read', 'write.merge.mode': 'merge-on-read'},
+  }.get(config.get('file_format'), {}) -%}
+  {%- set configured = config.get('tblproperties') or {} -%}
+  {%- set properties = {} -%}
+  {%- for key, value in wanted.items() if key not in configured -%}
+    {%- do properties.update({key: value}) -%}
+  {%- endfor -%}
+  {{- return(properties) -}}
+{%- endmacro %}
+
+
+{% macro _mj_record_marks(relation, header, full_build) -%}
   {#- The marks the run read up to: the next run's lower bounds. A run that fails before this
-      keeps the previous marks, so the next run replaces the same keys again (idempotent). -#}
+      keeps the previous marks, so the next run replaces the same keys again (idempotent). After
+      a full build, also the properties that keep the next runs' MERGEs small. -#}
+  {%- set properties = {} -%}
+  {%- do properties.update(header['marks']) -%}
+  {%- if full_build -%}
+    {%- do properties.update(dbt_multijoin._mj_merge_friendly_properties()) -%}
+  {%- endif -%}
   {%- set items = [] -%}
-  {%- for property, mark in header['marks'].items() -%}
-    {%- do items.append(dbt_multijoin._mj_string_literal(property) ~ ' = ' ~ dbt_multijoin._mj_string_literal(mark)) -%}
+  {%- for property, value in properties.items() -%}
+    {%- do items.append(dbt_multijoin._mj_string_literal(property) ~ ' = ' ~ dbt_multijoin._mj_string_literal(value)) -%}
   {%- endfor -%}
   {%- call statement('dbt_multijoin_record_marks') -%}
     alter table {{ relation }} set tblproperties ({{ items | join(', ') }})

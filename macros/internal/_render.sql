@@ -58,9 +58,10 @@
 {%- endmacro %}
 
 
-{% macro _mj_render_chain(spec, hint) -%}
-  {#- R1 FULL JOIN R2 ON R1.K = R2.K FULL JOIN R3 ON coalesce(R1.K, R2.K) = R3.K ...
-      select coalesce(R1.K, ..., Rn.K) AS K: the flat spelling of the nested-coalesce form. -#}
+{% macro _mj_chain_head(spec, hint, coalesced) -%}
+  {#- The leaves of the inputs and the SELECT lines of a chain over them: per key column the
+      coalesce of every input's key (`coalesced`: FULL) or the first input's (LEFT, INNER), then
+      every input's payload. Returns {sides, lines}. -#}
   {%- set sides = [] -%}
   {%- set payload = [] -%}
   {%- for input in spec['inputs'] -%}
@@ -74,14 +75,23 @@
     {%- for side in sides -%}
       {%- do refs.append(dbt_multijoin._mj_column_ref(side['alias'], side['keys'][k])) -%}
     {%- endfor -%}
-    {#- FULL: the coalesce of every input's key; LEFT and INNER: the first input's key. -#}
-    {%- do key_exprs.append(dbt_multijoin._mj_coalesce(refs) if spec['join_type'] == 'full' else refs[0]) -%}
+    {%- do key_exprs.append(dbt_multijoin._mj_coalesce(refs) if coalesced else refs[0]) -%}
   {%- endfor -%}
   {%- set lines = ['select /*+ MULTI_JOIN */' if hint else 'select'] -%}
   {%- set items = dbt_multijoin._mj_select_list(key_exprs, spec['keys'], payload) -%}
   {%- for item in items -%}
     {%- do lines.append('    ' ~ item ~ (',' if not loop.last else '')) -%}
   {%- endfor -%}
+  {{- return({'sides': sides, 'lines': lines}) -}}
+{%- endmacro %}
+
+
+{% macro _mj_render_chain(spec, hint) -%}
+  {#- R1 FULL JOIN R2 ON R1.K = R2.K FULL JOIN R3 ON coalesce(R1.K, R2.K) = R3.K ...
+      select coalesce(R1.K, ..., Rn.K) AS K: the flat spelling of the nested-coalesce form. -#}
+  {%- set head = dbt_multijoin._mj_chain_head(spec, hint, spec['join_type'] == 'full') -%}
+  {%- set sides = head['sides'] -%}
+  {%- set lines = head['lines'] -%}
   {%- do lines.append('from ' ~ sides[0]['from']) -%}
   {%- for side in sides[1:] -%}
     {%- set earlier = sides[:loop.index] -%}

@@ -55,7 +55,8 @@ object MultiJoinConf {
     .createWithDefault(4.0)
 
   val BLOOM_FILTER_FPP = SQLConf.buildConf("spark.multijoin.bloomFilter.fpp")
-    .doc("False positive rate the bloom filter is sized for, from the driver's row count.")
+    .doc("False positive rate the bloom filter is sized for, from the driver's distinct keys " +
+      "(counted when the filter is built).")
     .version("0.1.0")
     .doubleConf
     .checkValue(p => p > 0 && p < 1, "must be between 0 and 1")
@@ -63,7 +64,8 @@ object MultiJoinConf {
 
   val BLOOM_FILTER_MAX_BITS = SQLConf.buildConf("spark.multijoin.bloomFilter.maxNumBits")
     .doc("The largest bloom filter built, in bits (it is broadcast to every task). A driver " +
-      "that needs more is too large for the filter to pay: none is built.")
+      "estimated to need more is too large for the filter to pay: none is built. A driver " +
+      "that turns out to have more keys than estimated gets a filter of this size.")
     .version("0.1.0")
     .longConf
     .checkValue(_ > 0, "must be positive")
