@@ -269,6 +269,40 @@ def test_key_computed_on_a_missing_row_gives_the_vanilla_rows(spark, case):
     assert hinted == multiset(spark.sql(sql.format(hint="")).collect())
 
 
+# Ways to spell the key of input {t}, as the operands of its coalesce: null for a missing row or
+# not, one operand or several.
+KEY_SPELLINGS = [
+    ["{t}.k"], ["CAST({t}.k AS BIGINT)"], ["{t}.k + 1"], ["{t}.k", "{t}.a"], ["{t}.k", "0"],
+    [ZERO_FOR_NULL],
+]
+
+
+def _coalesce(operands: list[str]) -> str:
+    return operands[0] if len(operands) == 1 else f"coalesce({', '.join(operands)})"
+
+
+@settings(
+    max_examples=max(EXAMPLES // 5, 10),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(data=st.data())
+def test_any_key_spelling_gives_the_vanilla_rows(spark, data):
+    """A FULL or LEFT chain of three inputs, each keyed by one of KEY_SPELLINGS, the last level
+    joined on the operands of the first two keys in any order: collapsed or fallen back, the
+    hinted query returns the vanilla rows."""
+    join_type = data.draw(st.sampled_from(["FULL", "LEFT"]))
+    keys = [[o.format(t=f"t{i + 1}") for o in data.draw(st.sampled_from(KEY_SPELLINGS))] for i in range(3)]
+    below = data.draw(st.permutations(keys[0] + keys[1]))
+    value = st.one_of(st.none(), st.integers(-1, 2))
+    rows = st.lists(st.tuples(value, value, st.integers(0, 9)), max_size=4)
+    register_keyed_inputs(spark, [data.draw(rows) for _ in range(3)])
+    sql = (f"SELECT {{hint}} t1.v, t2.v, t3.v FROM t1 {join_type} JOIN t2 ON {_coalesce(keys[0])} = "
+           f"{_coalesce(keys[1])} {join_type} JOIN t3 ON {_coalesce(below)} = {_coalesce(keys[2])}")
+    hinted = multiset(spark.sql(sql.format(hint="/*+ MULTI_JOIN */")).collect())
+    assert hinted == multiset(spark.sql(sql.format(hint="")).collect()), sql
+
+
 @pytest.mark.parametrize("sql", [
     # Keys that are not null for a missing row are fine where no later level coalesces them.
     "SELECT {hint} t1.v, t2.v FROM t1 FULL JOIN t2 ON " + ZERO_FOR_NULL.format(t="t1") + " = t2.k",
