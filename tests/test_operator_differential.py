@@ -224,6 +224,106 @@ def test_empty_inputs_everywhere(spark, n):
         assert_same_rows_as_vanilla(spark, chain_sql(n, 1, spelling, True), chain_sql(n, 1, spelling, False))
 
 
+# A level above the first joins on a coalesce that vanilla computes on the nulls a join pads a
+# missing row with. The operator takes each input's key from its own rows only, so such a chain
+# must fall back (docs/semantics.md, "What makes the hint fall back"). Each case: the query, then
+# the rows of t1, t2, t3 as (k, a, v) with a a second key column.
+ZERO_FOR_NULL = "CASE WHEN {t}.k IS NULL THEN 0 ELSE {t}.k END"
+KEYS_COMPUTED_ON_A_MISSING_ROW = {
+    # The FULL chain: t2's row 7 has no t1 row, on which t1's key is 0, not null: it meets t3's 0.
+    "full_key_not_null_for_a_missing_row": (
+        "SELECT {hint} t1.v, t2.v, t3.v FROM t1 FULL JOIN t2 ON " + ZERO_FOR_NULL.format(t="t1") + " = t2.k "
+        "FULL JOIN t3 ON coalesce(" + ZERO_FOR_NULL.format(t="t1") + ", t2.k) = t3.k",
+        [[(None, None, 1), (5, None, 2)], [(7, None, 3)], [(0, None, 4), (7, None, 5)]],
+    ),
+    # The LEFT chain: t1's null-key row has no t2 match, whose key is then 0: it meets t3's 0.
+    "left_key_not_null_for_a_missing_row": (
+        "SELECT {hint} t1.v, t2.v, t3.v FROM t1 LEFT JOIN t2 ON t1.k = " + ZERO_FOR_NULL.format(t="t2") + " "
+        "LEFT JOIN t3 ON coalesce(t1.k, " + ZERO_FOR_NULL.format(t="t2") + ") = t3.k",
+        [[(None, None, 1), (5, None, 2)], [(5, None, 3)], [(0, None, 4), (5, None, 5)]],
+    ),
+    # t1's key is coalesce(k, a): the level above, with k and a swapped, gives 2 where it is 1.
+    "full_coalesce_key_reordered": (
+        "SELECT {hint} t1.v, t2.v, t3.v FROM t1 FULL JOIN t2 ON coalesce(t1.k, t1.a) = t2.k "
+        "FULL JOIN t3 ON coalesce(t1.a, t1.k, t2.k) = t3.k",
+        [[(1, 2, 1)], [(1, None, 2)], [(1, None, 3), (2, None, 4)]],
+    ),
+    "left_coalesce_key_reordered": (
+        "SELECT {hint} t1.v, t2.v, t3.v FROM t1 LEFT JOIN t2 ON t1.k = coalesce(t2.k, t2.a) "
+        "LEFT JOIN t3 ON coalesce(t2.a, t1.k) = t3.k",
+        [[(1, None, 1)], [(1, 2, 2)], [(1, None, 3), (2, None, 4)]],
+    ),
+}
+
+
+def register_keyed_inputs(spark, inputs) -> None:
+    for i, rows in enumerate(inputs):
+        spark.createDataFrame(rows, "k INT, a INT, v INT").createOrReplaceTempView(f"t{i + 1}")
+
+
+@pytest.mark.parametrize("case", sorted(KEYS_COMPUTED_ON_A_MISSING_ROW))
+def test_key_computed_on_a_missing_row_gives_the_vanilla_rows(spark, case):
+    sql, inputs = KEYS_COMPUTED_ON_A_MISSING_ROW[case]
+    register_keyed_inputs(spark, inputs)
+    hinted = multiset(spark.sql(sql.format(hint="/*+ MULTI_JOIN */")).collect())
+    assert hinted == multiset(spark.sql(sql.format(hint="")).collect())
+
+
+# Ways to spell the key of input {t}, as the operands of its coalesce: null for a missing row or
+# not, one operand or several.
+KEY_SPELLINGS = [
+    ["{t}.k"], ["CAST({t}.k AS BIGINT)"], ["{t}.k + 1"], ["{t}.k", "{t}.a"], ["{t}.k", "0"],
+    [ZERO_FOR_NULL],
+]
+
+
+def _coalesce(operands: list[str]) -> str:
+    return operands[0] if len(operands) == 1 else f"coalesce({', '.join(operands)})"
+
+
+@settings(
+    max_examples=max(EXAMPLES // 5, 10),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(data=st.data())
+def test_any_key_spelling_gives_the_vanilla_rows(spark, data):
+    """A FULL or LEFT chain of three inputs, each keyed by one of KEY_SPELLINGS, the last level
+    joined on the operands of the first two keys in any order: collapsed or fallen back, the
+    hinted query returns the vanilla rows."""
+    join_type = data.draw(st.sampled_from(["FULL", "LEFT"]))
+    keys = [[o.format(t=f"t{i + 1}") for o in data.draw(st.sampled_from(KEY_SPELLINGS))] for i in range(3)]
+    below = data.draw(st.permutations(keys[0] + keys[1]))
+    value = st.one_of(st.none(), st.integers(-1, 2))
+    rows = st.lists(st.tuples(value, value, st.integers(0, 9)), max_size=4)
+    register_keyed_inputs(spark, [data.draw(rows) for _ in range(3)])
+    sql = (f"SELECT {{hint}} t1.v, t2.v, t3.v FROM t1 {join_type} JOIN t2 ON {_coalesce(keys[0])} = "
+           f"{_coalesce(keys[1])} {join_type} JOIN t3 ON {_coalesce(below)} = {_coalesce(keys[2])}")
+    hinted = multiset(spark.sql(sql.format(hint="/*+ MULTI_JOIN */")).collect())
+    assert hinted == multiset(spark.sql(sql.format(hint="")).collect()), sql
+
+
+@pytest.mark.parametrize("sql", [
+    # Keys that are not null for a missing row are fine where no later level coalesces them.
+    "SELECT {hint} t1.v, t2.v FROM t1 FULL JOIN t2 ON " + ZERO_FOR_NULL.format(t="t1") + " = t2.k",
+    "SELECT {hint} t1.v, t2.v, t3.v FROM t1 FULL JOIN t2 ON t1.k = t2.k "
+    "FULL JOIN t3 ON coalesce(t1.k, t2.k) = " + ZERO_FOR_NULL.format(t="t3"),
+    # A coalesce key whose operands keep their order, with other inputs' keys between them.
+    "SELECT {hint} t1.v, t2.v, t3.v FROM t1 FULL JOIN t2 ON coalesce(t1.k, t1.a) = t2.k "
+    "FULL JOIN t3 ON coalesce(t1.k, t2.k, t1.a) = t3.k",
+    "SELECT {hint} t1.v, t2.v, t3.v FROM t1 LEFT JOIN t2 ON t1.k = coalesce(t2.k, t2.a) "
+    "LEFT JOIN t3 ON coalesce(t2.k, t1.k) = t3.k",
+])
+def test_keys_computed_only_on_present_rows_still_collapse(spark, sql):
+    spark.conf.set("spark.multijoin.failOnFallback", "true")
+    register_keyed_inputs(spark, [
+        [(None, None, 1), (None, 2, 2), (5, None, 3), (1, 2, 4)],
+        [(7, None, 5), (0, None, 6), (1, 3, 7), (None, 2, 8)],
+        [(0, None, 9), (7, None, 10), (2, None, 11), (None, None, 12)],
+    ])
+    assert_same_rows_as_vanilla(spark, sql.format(hint="/*+ MULTI_JOIN */"), sql.format(hint=""))
+
+
 # Value columns of every way an UnsafeRow stores a field: fixed-width in the slot (INT, BIGINT,
 # DOUBLE, BOOLEAN, DECIMAL up to 18 digits) or in the variable-length region (STRING, BINARY,
 # wide DECIMAL, ARRAY, STRUCT), with a generator of values for each.

@@ -31,6 +31,27 @@ FALLBACKS = {
         "SELECT {hint} * FROM t1 FULL JOIN t2 ON t1.k = t2.k FULL JOIN t3 ON coalesce(t1.k, 0) = t3.k",
         "which is not the coalesce of the keys",
     ),
+    "key_not_null_for_a_missing_row": (
+        # Vanilla computes t1's key on the nulls of a missing t1 row: 0, which meets t3's 0.
+        "SELECT {hint} * FROM t1 FULL JOIN t2 ON CASE WHEN t1.k IS NULL THEN 0 ELSE t1.k END = t2.k "
+        "FULL JOIN t3 ON coalesce(CASE WHEN t1.k IS NULL THEN 0 ELSE t1.k END, t2.k) = t3.k",
+        "is not null for a row missing from its input",
+    ),
+    "left_key_not_null_for_a_missing_row": (
+        "SELECT {hint} * FROM t1 LEFT JOIN t2 ON t1.k = CASE WHEN t2.k IS NULL THEN 0 ELSE t2.k END "
+        "LEFT JOIN t3 ON coalesce(t1.k, CASE WHEN t2.k IS NULL THEN 0 ELSE t2.k END) = t3.k",
+        "is not null for a row missing from its input",
+    ),
+    "coalesce_reorders_the_key_of_one_input": (
+        "SELECT {hint} * FROM t1 FULL JOIN t2 ON coalesce(t1.k, t1.g1) = t2.k "
+        "FULL JOIN t3 ON coalesce(t1.g1, t1.k, t2.k) = t3.k",
+        "which is not the coalesce of the keys",
+    ),
+    "left_coalesce_reorders_the_key_of_one_input": (
+        "SELECT {hint} * FROM t1 LEFT JOIN t2 ON t1.k = coalesce(t2.k, t2.g2) "
+        "LEFT JOIN t3 ON coalesce(t2.g2, t1.k) = t3.k",
+        "which is not the key of the first input",
+    ),
     "non_equi_condition": (
         "SELECT {hint} * FROM t1 FULL JOIN t2 ON t1.k < t2.k",
         "has the condition (t1.k < t2.k), which is not an equality",
@@ -107,7 +128,9 @@ def test_fallback_warns_with_its_reason_and_returns_vanilla_rows(spark, inputs, 
     assert reason in log, log
 
 
-@pytest.mark.parametrize("case", ["keyed_on_first_input", "non_equi_condition", "right_join_chain"])
+@pytest.mark.parametrize(
+    "case", ["keyed_on_first_input", "key_not_null_for_a_missing_row", "non_equi_condition", "right_join_chain"]
+)
 def test_fail_on_fallback_turns_the_warning_into_an_error(spark, inputs, case):
     sql, reason = FALLBACKS[case]
     spark.conf.set("spark.multijoin.failOnFallback", "true")

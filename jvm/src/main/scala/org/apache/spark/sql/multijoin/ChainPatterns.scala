@@ -1,6 +1,6 @@
 package org.apache.spark.sql.multijoin
 
-import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeSet, Cast, Coalesce, EqualTo, ExprId, Expression, ExpressionSet, KnownFloatingPointNormalized, NamedExpression, SubqueryExpression, Unevaluable}
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeSet, Cast, Coalesce, EqualTo, ExprId, Expression, KnownFloatingPointNormalized, NamedExpression, SubqueryExpression, Unevaluable}
 import org.apache.spark.sql.catalyst.optimizer.NormalizeNaNAndZero
 import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
 
@@ -30,9 +30,44 @@ private[multijoin] object ChainPatterns {
       aliases: Map[ExprId, Expression]) {
     require(inputs.size == keys.size)
     def arity: Int = keys.head.size
-    /** The set of key expressions of one component across the chain's inputs. */
-    def component(c: Int): ExpressionSet = ExpressionSet(keys.flatMap(k => coalesceOperands(k(c))))
+
+    /**
+     * The operands of the coalesce `e` (a level's key over this chain, or a single operand), per
+     * input: those over that input's columns, in their order in `e`. None when an operand is over
+     * no input or over several (a constant, `t1.k + t2.k`).
+     */
+    def operandsPerInput(e: Expression): Option[Seq[Seq[Expression]]] = {
+      val operands = coalesceOperands(strip(substitute(e, aliases)))
+      val owners = operands.map(operand => inputs.indexWhere(input =>
+        operand.references.nonEmpty && operand.references.subsetOf(input.outputSet)))
+      if (owners.contains(-1)) None
+      else Some(inputs.indices.map(i => operands.zip(owners).collect { case (operand, `i`) => operand }))
+    }
   }
+
+  /**
+   * Whether `operands`, an input's operands in a level's coalesce, are the operands of its key
+   * `key` in their order, or (`wholeKey` false) a leading part of them. Within one input the
+   * order matters: `coalesce(t1.b, t1.a)` is not the key `coalesce(t1.a, t1.b)`. Across inputs
+   * it does not: the first operand that is not null is then, whichever input it comes from, the
+   * first of its own key's, so it is that key, and the keys of the rows present are equal.
+   */
+  def takesKey(operands: Seq[Expression], key: Expression, wholeKey: Boolean): Boolean = {
+    val keyOperands = coalesceOperands(key)
+    (operands.size == keyOperands.size || !wholeKey && operands.size < keyOperands.size) &&
+      operands.zip(keyOperands).forall { case (a, b) => a.semanticEquals(b) }
+  }
+
+  /**
+   * Why a key that a later level coalesces is refused, if it is: that level computes it on the
+   * nulls a join pads a missing row with, where it must be null for the coalesce to reach the
+   * key of the rows present (`CASE WHEN k IS NULL THEN 0 ELSE k END` is 0 there).
+   */
+  def notNullForMissingRow(join: Join, key: Expression): Option[Reason] =
+    if (nullWhenAbsent(key)) None
+    else Some(s"${describe(join)} joins on a coalesce over ${key.sql}, which is not null for a " +
+      "row missing from its input: the joins compute it on the nulls that stand in for that row, " +
+      "so the coalesce is not the key of the rows present")
 
   /** `check` applied to every item in order, or the first problem it finds (and no later call). */
   def traverse[A, B](items: Seq[A])(check: A => Either[Reason, B]): Either[Reason, Seq[B]] =

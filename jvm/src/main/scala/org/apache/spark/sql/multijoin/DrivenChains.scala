@@ -2,7 +2,7 @@ package org.apache.spark.sql.multijoin
 
 import scala.collection.mutable
 
-import org.apache.spark.sql.catalyst.expressions.{EqualTo, ExprId, Expression, ExpressionSet, NamedExpression}
+import org.apache.spark.sql.catalyst.expressions.{EqualTo, ExprId, Expression, NamedExpression}
 import org.apache.spark.sql.catalyst.plans.{Inner, LeftOuter}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan, Project}
 import org.apache.spark.sql.multijoin.ChainPatterns._
@@ -11,8 +11,10 @@ import org.apache.spark.sql.multijoin.ChainPatterns._
  * Chains driven by their first input (semantics in docs/semantics.md):
  *  - LEFT: `t1 LEFT JOIN t2 ON t1.k = t2.k LEFT JOIN t3 ON t1.k = t3.k ...`. Each level must join
  *    on the driver's key. A coalesce over the driver's key and keys of inputs already joined is
- *    the same thing (a joined input's key is the driver's or null), so it is accepted too; a key
- *    of another input alone (`t2.k = t3.k`) is not: it is null wherever t2 has no match.
+ *    the same thing (a joined input's key is the driver's or null), so it is accepted too,
+ *    provided those keys are null where their input has no match (`CASE WHEN t2.k IS NULL THEN 0
+ *    ELSE t2.k END` is 0 there) and a coalesce key keeps its operands' order; a key of another
+ *    input alone (`t2.k = t3.k`) is not: it is null wherever t2 has no match.
  *  - INNER: a tree of inner joins whose equalities put one key expression of every input in each
  *    key component (transitively: `t1.k = t2.k AND t2.k = t3.k` is fine). Spark reorders inner
  *    joins and infers equalities, so the tree is read as a whole, not level by level.
@@ -59,11 +61,19 @@ private[multijoin] object DrivenChains {
       _ <- Either.cond(pairs.size == chain.arity, (), s"${describe(join)} joins on " +
         s"${pairs.size} key column(s), the joins below it on ${chain.arity}")
       components <- traverse(pairs) { case (left, _) =>
-        val operands = ExpressionSet(coalesceOperands(strip(substitute(left, chain.aliases))))
-        (0 until chain.arity).find { c =>
-          operands.exists(_.semanticEquals(driverKeys(c))) && operands.subsetOf(chain.component(c))
-        }.toRight(s"${describe(join)} joins on ${left.sql}, which is not the key of the first " +
-          s"input (${driverKeys.map(_.sql).mkString(", ")}); a LEFT chain must join every input on it")
+        val perInput = chain.operandsPerInput(left)
+        // The driver's whole key; of each input joined to it, nothing or a leading part of its key.
+        val drivenBy = (c: Int) => perInput.exists { operands =>
+          takesKey(operands.head, driverKeys(c), wholeKey = true) &&
+            operands.tail.zip(chain.keys.tail).forall { case (o, key) => takesKey(o, key(c), wholeKey = false) }
+        }
+        for {
+          c <- (0 until chain.arity).find(drivenBy).toRight(s"${describe(join)} joins on " +
+            s"${left.sql}, which is not the key of the first input " +
+            s"(${driverKeys.map(_.sql).mkString(", ")}); a LEFT chain must join every input on it")
+          // An input joined to the driver may have no match, so its operands must be null then.
+          _ <- firstProblem(perInput.toSeq.flatMap(_.tail.flatten).map(notNullForMissingRow(join, _)))
+        } yield c
       }
       _ <- Either.cond(components.distinct.size == chain.arity, (),
         s"${describe(join)} uses a key column of the joins below it twice")

@@ -1,6 +1,6 @@
 package org.apache.spark.sql.multijoin
 
-import org.apache.spark.sql.catalyst.expressions.{ExprId, Expression, ExpressionSet, NamedExpression}
+import org.apache.spark.sql.catalyst.expressions.{ExprId, Expression, NamedExpression}
 import org.apache.spark.sql.catalyst.plans.FullOuter
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan, Project}
 import org.apache.spark.sql.multijoin.ChainPatterns._
@@ -9,14 +9,17 @@ import org.apache.spark.sql.multijoin.ChainPatterns._
  * Recognises a chain of FULL OUTER joins whose every level joins on the coalesce of the keys of
  * all inputs below it (the nested-coalesce semantics of docs/semantics.md).
  *
- * Correctness rests on three checks:
+ * Correctness rests on four checks:
  *  - each join condition is a conjunction of equalities, one per key component, each equality
  *    between a deterministic expression of one side and one of the other;
  *  - where a side is itself a chain, its expression must be the coalesce of exactly the keys of
  *    that chain's inputs (in any order: in a FULL join on equal keys the keys of a joined row are
- *    either equal or null, so the order of a coalesce over them does not matter). Joining every
- *    input on `t1.k` is a different query (the worked example of docs/semantics.md) and is
- *    refused;
+ *    either equal or null, so the order of a coalesce over them does not matter; but the
+ *    operands of one input's own coalesce key keep their order). Joining every input on `t1.k`
+ *    is a different query (the worked example of docs/semantics.md) and is refused;
+ *  - the keys of that chain's inputs must be null for a missing row: the coalesce is computed on
+ *    the nulls a missing row is padded with, where a key such as `coalesce(t1.k, 0)` would shadow
+ *    the key of the rows present, while the operator takes each key from its input's rows only;
  *  - a projection between two levels must yield null for a row that is missing from its side
  *    (an attribute, a coalesce of them, a null-intolerant function of them): after the collapse
  *    it is computed on the joined row, where a vanilla plan would have padded it with null.
@@ -90,9 +93,12 @@ private[multijoin] object FullOuterChain {
     for {
       _ <- Either.cond(expressions.size == chain.arity, (), s"${describe(join)} joins on " +
         s"${expressions.size} key column(s), the joins below it on ${chain.arity}")
+      _ <- firstProblem(chain.keys.flatten.map(notNullForMissingRow(join, _)))
       order <- traverse(expressions) { e =>
-        val operands = ExpressionSet(coalesceOperands(strip(substitute(e, chain.aliases))))
-        (0 until chain.arity).find(c => chain.component(c) == operands).toRight(
+        val coalescesKeys = (c: Int) => chain.operandsPerInput(e).exists(_.zip(chain.keys).forall {
+          case (operands, key) => takesKey(operands, key(c), wholeKey = true)
+        })
+        (0 until chain.arity).find(coalescesKeys).toRight(
           s"${describe(join)} joins on ${e.sql}, which is not the coalesce of the keys of the " +
             s"inputs joined below it (${chainKeysSql(chain)}); this chain does not have the " +
             "nested-coalesce semantics")
