@@ -94,24 +94,12 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     name = args.name or f"pipeline-spark{pyspark.__version__}"
 
-    from pyspark.sql import SparkSession
-
-    from dbt_multijoin.jar import ensure_jar
-    from testkit.formats import table_format_confs
+    from testkit.formats import build_format_session
 
     shutil.rmtree(args.work_dir, ignore_errors=True)
     args.work_dir.mkdir(parents=True)
-    confs = table_format_confs("delta", pyspark.__version__, ensure_jar(), args.work_dir)
-    confs.update({
-        "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "6g",
-        "spark.sql.shuffle.partitions": "200",
-        "spark.databricks.delta.snapshotPartitions": "2",
-        "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={args.work_dir}/metastore_db;create=true",
-    })
-    builder = SparkSession.builder.master("local[2]").appName("dbt-multijoin-pipeline-bench").enableHiveSupport()
-    for key, value in confs.items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    spark = build_format_session("delta", args.work_dir, "dbt-multijoin-pipeline-bench",
+                                 {"spark.driver.memory": "6g", "spark.sql.shuffle.partitions": "200"})
 
     project = PipelineProject.create(spark, args.work_dir, "delta")
     names = make_inputs(spark, project, args.rows, args.k)

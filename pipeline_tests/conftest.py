@@ -26,27 +26,12 @@ def table_format(request) -> str:
 
 @pytest.fixture(scope="session")
 def spark(table_format, tmp_path_factory):
-    import pyspark
-    from pyspark.sql import SparkSession
+    from testkit.formats import build_format_session
 
-    from dbt_multijoin.jar import ensure_jar
-    from testkit.formats import table_format_confs
-
-    state = tmp_path_factory.mktemp("spark")
-    confs = table_format_confs(table_format, pyspark.__version__, ensure_jar(), state)
-    confs.update({
-        "spark.ui.enabled": "false",
-        "spark.sql.shuffle.partitions": "4",
-        "spark.driver.memory": "2g",
-        "spark.ui.showConsoleProgress": "false",
-        # Delta reads its log with 50 tasks by default: tiny test tables need 2.
-        "spark.databricks.delta.snapshotPartitions": "2",
-        "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={state}/metastore_db;create=true",
-    })
-    builder = SparkSession.builder.master("local[2]").appName("dbt-multijoin-pipelines").enableHiveSupport()
-    for key, value in confs.items():
-        builder = builder.config(key, value)
-    session = builder.getOrCreate()
+    session = build_format_session(
+        table_format, tmp_path_factory.mktemp("spark"), "dbt-multijoin-pipelines",
+        {"spark.sql.shuffle.partitions": "4", "spark.driver.memory": "2g"},
+    )
     yield session
     session.stop()
 

@@ -95,3 +95,26 @@ def runtime_jars(spark_version: str, directory: Path) -> list[Path]:
             partial.replace(jar)
         jars.append(jar)
     return jars
+
+
+def build_format_session(table_format: str, state_dir: Path, app_name: str, confs: dict[str, str] | None = None):
+    """A local[2] SparkSession with Hive support, its metastore and warehouses under `state_dir`,
+    the extension and both formats loaded (spark_catalog holding `table_format`), plus `confs`."""
+    import pyspark
+    from pyspark.sql import SparkSession
+
+    from dbt_multijoin.jar import ensure_jar
+
+    settings = table_format_confs(table_format, pyspark.__version__, ensure_jar(), state_dir)
+    settings.update({
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        # Delta reads its log with 50 tasks by default: small tables need 2.
+        "spark.databricks.delta.snapshotPartitions": "2",
+        "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={state_dir}/metastore_db;create=true",
+        **(confs or {}),
+    })
+    builder = SparkSession.builder.master("local[2]").appName(app_name).enableHiveSupport()
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
