@@ -26,10 +26,10 @@ from pathlib import Path
 import pyspark
 
 from benchmarks.run import rows_arg
+from benchmarks.workload import SCRAMBLE
 from testkit.dbt_project import PipelineProject
 
 RESULTS = Path(__file__).resolve().parent / "results"
-_SCRAMBLE = -7046029254386353131
 
 
 def shuffle_bytes(spark) -> int:
@@ -68,7 +68,7 @@ def make_inputs(spark, project: PipelineProject, rows: int, k: int) -> list[str]
         name = f"t{i}"
         spark.sql(
             f"create or replace table {project.table(name)} using delta as "
-            f"select id * {_SCRAMBLE} as k, rand({i}) as v{i}, cast(1 as bigint) as updated_at "
+            f"select id * {SCRAMBLE} as k, rand({i}) as v{i}, cast(1 as bigint) as updated_at "
             f"from range({2 * rows}) where rand({100 + i}) < 0.5"
         )
         names.append(name)

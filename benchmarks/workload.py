@@ -40,7 +40,7 @@ STRATEGY_CONFS = {
 STRATEGIES = FULL_STRATEGIES + tuple(STRATEGY_CONFS)
 _DATA_OF = {"grouped": "unique"}  # shapes that read another shape's inputs
 COLUMNS = 3
-_SCRAMBLE = -7046029254386353131  # 0x9E3779B97F4A7C15 as a signed long: odd, a bijection mod 2^64
+SCRAMBLE = -7046029254386353131  # 0x9E3779B97F4A7C15 as a signed long: odd, a bijection mod 2^64
 _DATA_VERSION = 2  # bump when the generated data changes: old directories are then not reused
 
 
@@ -61,7 +61,7 @@ def _input_df(spark, shape: str, rows: int, i: int):
             ids = ids.selectExpr(
                 f"explode(sequence(1, IF(pmod(xxhash64(id, {i}, 1), 10) = 0, 3, 1))) AS copy", "id")
     values = [f"rand({i * 100 + j}) AS {name}" for j, name in enumerate(columns(shape, i))]
-    return ids.selectExpr(f"id * CAST({_SCRAMBLE} AS BIGINT) AS k", *values)
+    return ids.selectExpr(f"id * CAST({SCRAMBLE} AS BIGINT) AS k", *values)
 
 
 def register_inputs(spark, work_dir: Path, shape: str, rows: int, k: int) -> dict[str, int]:

@@ -47,12 +47,17 @@ def spark_minor(version: str) -> str:
     return ".".join(version.split(".")[:2])
 
 
-def table_format_confs(table_format: str, spark_version: str, jar: Path, warehouse: Path) -> dict[str, str]:
-    """The static confs of a session whose spark_catalog holds `table_format` tables, with our
-    extension (from `jar`) and both formats' runtimes."""
+def _runtimes(spark_version: str) -> dict[str, str]:
     runtimes = RUNTIMES.get(spark_minor(spark_version))
     if runtimes is None:
         raise LookupError(f"no Iceberg/Delta runtime on Maven Central for Spark {spark_version}")
+    return runtimes
+
+
+def table_format_confs(table_format: str, spark_version: str, jar: Path, warehouse: Path) -> dict[str, str]:
+    """The static confs of a session whose spark_catalog holds `table_format` tables, with our
+    extension (from `jar`) and both formats' runtimes."""
+    runtimes = _runtimes(spark_version)
     confs = {
         "spark.jars": str(jar),
         "spark.jars.packages": ",".join(runtimes.values()),
@@ -79,9 +84,7 @@ def runtime_jars(spark_version: str, directory: Path) -> list[Path]:
     Central into `directory`. A Spark Thrift Server needs them as files on the driver's class
     path: it closes the class loader that --packages / --jars fill when a client session ends
     (see docs/table_formats.md)."""
-    runtimes = RUNTIMES.get(spark_minor(spark_version))
-    if runtimes is None:
-        raise LookupError(f"no Iceberg/Delta runtime on Maven Central for Spark {spark_version}")
+    runtimes = _runtimes(spark_version)
     coordinates = [c for runtime in runtimes.values() for c in [runtime, *DEPENDENCIES.get(runtime, [])]]
     directory.mkdir(parents=True, exist_ok=True)
     jars = []

@@ -85,8 +85,12 @@ class DbtProject:
     def spark_dir(self) -> Path:
         return Path(self.env["DBT_MULTIJOIN_SPARK_DIR"])
 
+    def command(self, *args: str) -> list[str]:
+        """The dbt command line for this project."""
+        return [DBT, *args, "--project-dir", str(self.root), "--profiles-dir", str(self.root)]
+
     def dbt(self, *args: str, timeout: int = DBT_TIMEOUT) -> DbtRun:
-        command = [DBT, *args, "--project-dir", str(self.root), "--profiles-dir", str(self.root)]
+        command = self.command(*args)
         results_file = self.root / "target" / "run_results.json"
         results_file.unlink(missing_ok=True)
         completed = subprocess.run(
@@ -194,17 +198,29 @@ def thrift_server(state_dir: Path, jar: Path | None) -> Iterator[thrift.ThriftSe
         thrift.stop(port, state_dir)
 
 
-def hive_query(port: int, sql: str) -> list[tuple]:
-    """Run one statement on a Thrift server (its own session) and fetch the rows."""
+@contextlib.contextmanager
+def _hive_cursor(port: int):
+    """A cursor of a Thrift server session of its own, closed when the block exits."""
     from pyhive import hive
 
     connection = hive.connect(host="127.0.0.1", port=port, username="dbt")
     try:
-        cursor = connection.cursor()
-        cursor.execute(sql)
-        return cursor.fetchall()
+        yield connection.cursor()
     finally:
         connection.close()
+
+
+def hive_query(port: int, sql: str) -> list[tuple]:
+    """Run one statement on a Thrift server (its own session) and fetch the rows."""
+    with _hive_cursor(port) as cursor:
+        cursor.execute(sql)
+        return cursor.fetchall()
+
+
+def hive_execute(port: int, sql: str) -> None:
+    """Run one statement without a result set (DDL, DML) on a Thrift server."""
+    with _hive_cursor(port) as cursor:
+        cursor.execute(sql)
 
 
 # The session-target build is shared by the integration and sqlfluff tests when they run in

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
 import pyspark
 import pytest
 
-from dbt_helpers import THRIFT_CONFS, free_port, hive_query, make_tiny_project, private_jar
+from dbt_helpers import THRIFT_CONFS, free_port, hive_execute, hive_query, make_tiny_project, private_jar
 from dbt_multijoin import thrift
 from dbt_multijoin.profiles import render_profile
 from testkit.formats import RUNTIMES, runtime_jars, spark_minor, table_format_confs
@@ -122,24 +123,9 @@ def test_server_killed_while_writing_keeps_the_previous_table(tmp_path, case):
         thrift.stop(port, state_dir)
 
 
-def hive_execute(port: int, sql: str) -> None:
-    """Run one statement without a result set on a Thrift server."""
-    from pyhive import hive
-
-    connection = hive.connect(host="127.0.0.1", port=port, username="dbt")
-    try:
-        connection.cursor().execute(sql)
-    finally:
-        connection.close()
-
-
 def _dbt_in_background(project):
-    import subprocess
-
-    from dbt_helpers import DBT
-
     return subprocess.Popen(
-        [DBT, "run", "--project-dir", str(project.root), "--profiles-dir", str(project.root)],
+        project.command("run"),
         cwd=project.root, env=project.env, stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )

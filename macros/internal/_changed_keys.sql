@@ -29,7 +29,7 @@
 
 
 {% macro _mj_changed_keys_table(relation) -%}
-  {{- return(relation.incorporate(path={'identifier': relation.identifier ~ '__dbt_mj_changed_keys'}, type='table')) -}}
+  {{- return(dbt_multijoin._mj_sibling(relation, '__dbt_mj_changed_keys')) -}}
 {%- endmacro %}
 
 
@@ -167,10 +167,11 @@
   {%- endfor -%}
   {%- set hint = spec['strategy'] == 'multiway' -%}
 
-  {%- set recorded = dbt_multijoin._mj_recorded_marks(this) if dbt_multijoin.is_incremental() else {} -%}
+  {%- set incremental = dbt_multijoin.is_incremental() -%}
+  {%- set recorded = dbt_multijoin._mj_recorded_marks(this) if incremental else {} -%}
   {%- set missing = marks.keys() | reject('in', recorded.keys()) | list -%}
-  {%- if not dbt_multijoin.is_incremental() or missing -%}
-    {%- if dbt_multijoin.is_incremental() -%}
+  {%- if not incremental or missing -%}
+    {%- if incremental -%}
       {%- do log("dbt_multijoin: " ~ model.name ~ ": no recorded mark for " ~ missing | join(', ') ~ ": building the whole table", info=True) -%}
     {%- endif -%}
     {%- set header = {'keys': spec['keys'], 'marks': marks, 'changed_keys': none} -%}

@@ -16,7 +16,7 @@
   {%- do dbt_multijoin.restore_confs() -%}
   {%- do dbt_multijoin._mj_recover_swap(target_relation) -%}
   {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=model['alias']) -%}
-  {%- set incremental = strategy is not none and old_relation is not none and old_relation.is_table and not should_full_refresh() -%}
+  {%- set incremental = dbt_multijoin.is_incremental() -%}
   {%- set header = dbt_multijoin._mj_changed_keys_header(compiled_code) if strategy == 'changed_keys' else none -%}
   {%- if header is not none and incremental != (header['changed_keys'] is not none) -%}
     {#- multi_join rendered the other kind of run (e.g. no recorded marks): do what it rendered. -#}
