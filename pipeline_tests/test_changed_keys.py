@@ -116,7 +116,7 @@ def test_changed_keys_equals_full_rebuild(spark, table_format, tmp_path_factory,
             inputs.apply(op)
         run = project.dbt("run", "-s", "wide")
         assert_equals_full_rebuild(project, run)
-        assert "wide__dbt_mj_changed_keys" not in project.tables()
+        assert not [t for t in project.tables() if "__dbt_mj_" in t]  # no key or rows table left
     # The last run replaced keys, it did not rebuild: the marks moved on and the plan was the
     # operator's.
     properties = project.properties("wide")

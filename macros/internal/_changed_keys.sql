@@ -10,8 +10,9 @@
       multi-join of every input (the operator prunes each input with a bloom filter of the
       driver's keys before its shuffle), minus the key rows no input has any more; plus the rows
       whose key is NULL (never matched, re-derived on every run);
-    - the materialization replaces the target's rows of exactly those keys, and every NULL-keyed
-      row, by the query's rows in one MERGE (one atomic commit: Delta and Iceberg).
+    - the materialization writes the query's rows to a scratch table
+      (`<model>__dbt_mj_changed_rows`), then replaces the target's rows of exactly those keys,
+      and every NULL-keyed row, by them in one MERGE (one atomic commit: Delta and Iceberg).
 
     What the materialization needs from the rendering travels in a header comment at the top of
     the compiled SQL: {"keys", "marks" (read before the query: the next run's lower bounds),
@@ -30,6 +31,11 @@
 
 {% macro _mj_changed_keys_table(relation) -%}
   {{- return(dbt_multijoin._mj_sibling(relation, '__dbt_mj_changed_keys')) -}}
+{%- endmacro %}
+
+
+{% macro _mj_changed_rows_table(relation) -%}
+  {{- return(dbt_multijoin._mj_sibling(relation, '__dbt_mj_changed_rows')) -}}
 {%- endmacro %}
 
 

@@ -78,7 +78,11 @@
       target row with a NULL key by the rows of `sql`. The source is one delete marker per
       changed key, one marker for all NULL-keyed rows, and the new rows (which never match). A
       target row matches at most one marker: its key, or the all-NULL marker when any of its key
-      columns is NULL. -#}
+      columns is NULL.
+      The new rows are written to a scratch parquet table first, by the very statement whose plan
+      the materialization proved (EXPLAIN), and the MERGE reads that table. Delta materializes a
+      MERGE source anyway; over the query itself the MERGE was slower and shuffled more (k = 8,
+      2M keys per input, 1% changed: 10.2 s and 350 MiB, against 2.5 s + 6.0 s and 227 MiB). -#}
   {%- set columns = [] -%}
   {%- for row in run_query('describe query ' ~ sql) -%}
     {%- do columns.append(row['col_name']) -%}
@@ -92,6 +96,12 @@
     {%- do dbt_multijoin._mj_fail("changed_keys needs the key column '" ~ k ~ "' in the model's output, under that name (its columns: " ~ columns | join(', ') ~ ")") -%}
   {%- endfor -%}
   {%- set key_table = dbt_multijoin._mj_changed_keys_table(target_relation) -%}
+  {%- set rows_table = dbt_multijoin._mj_changed_rows_table(target_relation) -%}
+  {%- do dbt_multijoin._mj_drop_own_table(rows_table, false) -%}
+  {%- call statement('dbt_multijoin_changed_rows') -%}
+    create table {{ rows_table }} using parquet as
+{{ sql }}
+  {%- endcall -%}
   {#- The markers have the model's columns in its order: the keys, NULL for the rest. -#}
   {%- set marker_columns = [] -%}
   {%- set null_marker_columns = [] -%}
@@ -112,9 +122,7 @@
         union all
         select true, {{ null_marker_columns | join(', ') }}
         union all
-        select false, {{ column_list }} from (
-{{ sql }}
-        ) as changed_rows
+        select false, {{ column_list }} from {{ rows_table }}
     ) as source
     on source.dbt_multijoin_replaced and {{ matches | join(' and ') }}
     when matched then delete

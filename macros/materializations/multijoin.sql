@@ -46,6 +46,7 @@
   {%- do dbt_multijoin._mj_restore_confs(saved) -%}
   {%- if header is not none -%}
     {%- do dbt_multijoin._mj_drop_own_table(dbt_multijoin._mj_changed_keys_table(target_relation), false) -%}
+    {%- do dbt_multijoin._mj_drop_own_table(dbt_multijoin._mj_changed_rows_table(target_relation), false) -%}
     {%- do dbt_multijoin._mj_record_marks(target_relation, header, not incremental) -%}
   {%- endif -%}
   {%- do dbt_multijoin._mj_record_plan(target_relation, settings, operator, version) -%}
