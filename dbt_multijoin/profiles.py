@@ -93,6 +93,7 @@ def _thrift_profile(profile: str, schema: str, port: int) -> str:
       threads: 4  # every model gets its own Thrift session
       connect_retries: 3
       connect_timeout: 10
+      poll_interval: 1  # seconds between status polls of a running statement (dbt-spark's default 5 rounds a 6 s statement up to 10)
       server_side_parameters:
         "set:hiveconf:spark.multijoin.enabled": "true"
 """

@@ -34,6 +34,8 @@ def test_thrift_snippet():
     assert output["method"] == "thrift" and output["host"] == "127.0.0.1" and output["port"] == 10123
     # A Spark Thrift Server applies only keys written set:hiveconf:<key>.
     assert output["server_side_parameters"] and all(key.startswith("set:hiveconf:") for key in output["server_side_parameters"])
+    # dbt-spark sleeps poll_interval seconds between status polls of a statement (default 5).
+    assert output["poll_interval"] == 1
     # The jar and extension are fixed when the server starts: the snippet says how.
     assert "dbt-multijoin thrift start --port 10123" in text
     assert f"--jars {ensure_jar()}" in text and f"spark.sql.extensions={EXTENSION_CLASS}" in text

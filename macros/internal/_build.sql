@@ -42,6 +42,12 @@
 {%- endmacro %}
 
 
+{% macro _mj_transactional_formats() -%}
+  {#- The file formats that replace and merge a table in one commit. -#}
+  {{- return(['delta', 'iceberg']) -}}
+{%- endmacro %}
+
+
 {% macro _mj_is_transactional(relation) -%}
   {{- return(relation.is_delta or relation.is_iceberg) -}}
 {%- endmacro %}
@@ -67,7 +73,7 @@
   {#- True when the format replaces the table in one commit: Delta or Iceberg, and the existing
       table (if any) already is one in that format. -#}
   {%- set file_format = config.get('file_format', validator=validation.any[basestring]) -%}
-  {%- if file_format not in ['delta', 'iceberg'] -%}
+  {%- if file_format not in dbt_multijoin._mj_transactional_formats() -%}
     {{- return(false) -}}
   {%- endif -%}
   {{- return(old_relation is none or (old_relation.is_delta if file_format == 'delta' else old_relation.is_iceberg)) -}}
@@ -88,7 +94,7 @@
     {%- do dbt_multijoin._mj_fail("location_root needs file_format 'delta' or 'iceberg' (an atomic replace): a " ~ (config.get('file_format') or 'parquet') ~ " table with an explicit location cannot be built beside the previous one") -%}
   {%- endif -%}
   {%- set staging = dbt_multijoin._mj_staging_relation(target_relation) -%}
-  {%- do dbt_multijoin._mj_drop_own_table(staging, config.get('file_format') in ['delta', 'iceberg']) -%}
+  {%- do dbt_multijoin._mj_drop_own_table(staging, config.get('file_format') in dbt_multijoin._mj_transactional_formats()) -%}
   {%- call statement('dbt_multijoin_create_staging') -%}
     {{ create_table_as(False, staging, 'select * from (\n' ~ sql ~ '\n) as model limit 0') }}
   {%- endcall -%}

@@ -13,7 +13,7 @@
   {%- endif -%}
   {%- set file_format = config.get('file_format', default='parquet') -%}
   {%- if strategy == 'changed_keys' -%}
-    {%- if file_format not in ['delta', 'iceberg'] -%}
+    {%- if file_format not in dbt_multijoin._mj_transactional_formats() -%}
       {%- do dbt_multijoin._mj_fail("incremental_strategy 'changed_keys' needs file_format 'delta' or 'iceberg' (it replaces the changed keys' rows in one MERGE commit), got '" ~ file_format ~ "'") -%}
     {%- endif -%}
     {{- return(strategy) -}}
