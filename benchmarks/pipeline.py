@@ -28,27 +28,11 @@ from pathlib import Path
 import pyspark
 
 from benchmarks.run import rows_arg
+from benchmarks.stages import shuffle_bytes
 from benchmarks.workload import SCRAMBLE
 from testkit.dbt_project import PipelineProject
 
 RESULTS = Path(__file__).resolve().parent / "results"
-
-
-def shuffle_bytes(spark) -> int:
-    """Shuffle bytes written by every stage of the application so far (Spark's status store;
-    `stageList`'s parameters differ between Spark lines: empty lists and false select all)."""
-    context = spark.sparkContext
-    jvm, gateway = context._jvm, context._gateway
-    store = context._jsc.sc().statusStore()
-    method = next(m for m in store.getClass().getMethods() if m.getName() == "stageList")
-    types = method.getParameterTypes()
-    arguments = gateway.new_array(jvm.java.lang.Object, len(types))
-    for i, kind in enumerate(types):
-        name = kind.getName()
-        arguments[i] = (jvm.java.util.ArrayList() if name == "java.util.List"
-                        else gateway.new_array(jvm.double, 0) if name == "[D" else False)
-    stages = method.invoke(store, arguments)
-    return sum(int(stages.apply(i).shuffleWriteBytes()) for i in range(stages.size()))
 
 
 def timed(spark, project: PipelineProject, *args: str) -> tuple[float, int]:

@@ -130,7 +130,34 @@ def markdown(runs: list[dict]) -> str:
               "Median wall seconds (build + plan + run, counting the rows), its ratio to multiway's, "
               "and the shuffle bytes written by every exchange of the executed plan (subqueries, "
               "such as a bloom filter's, included).", ""]
-    return "\n".join(lines + _measurements(runs, labels))
+    return "\n".join(lines + _measurements(runs, labels) + _scale(runs, labels))
+
+
+def _scale_series(run: dict) -> dict[tuple[str, int], list[dict]]:
+    """(shape, k) -> its groups by rows, for the shapes and k a run measured at several sizes."""
+    series: dict[tuple[str, int], list[dict]] = {}
+    for g in run["groups"]:
+        series.setdefault((g["shape"], g["k"]), []).append(g)
+    return {key: sorted(groups, key=lambda g: g["rows"]) for key, groups in series.items() if len(groups) > 1}
+
+
+def _scale(runs: list[dict], labels: list[str]) -> list[str]:
+    lines = []
+    for label, run in zip(labels, runs):
+        for (shape, k), groups in _scale_series(run).items():
+            lines += [f"## Scale: {shape}, k = {k}, {label}", "",
+                      "As the rows per input grow: median seconds, the ratios, the largest execution memory "
+                      "(sort buffers) one task held, and the bytes spilled to disk (scale.png plots them).", ""]
+            rows = []
+            for g in groups:
+                for strategy, s in g["strategies"].items():
+                    rows.append([f"{g['rows']:,}", strategy, f"{median_seconds(s):.2f}",
+                                 f"{ratio(g, 'chain', strategy):.2f}" if "chain" in g["strategies"] else "-",
+                                 f"{ratio(g, strategy, 'floor'):.2f}" if "floor" in g["strategies"] else "-",
+                                 f"{s.get('peak_task_memory', 0) / 2**20:,.0f}", f"{s.get('spill_bytes', 0) / 2**20:,.0f}"])
+            lines += _table(["rows/input", "strategy", "median s", "chain ÷ it", "it ÷ floor",
+                             "peak task memory MiB", "spilled MiB"], rows)
+    return lines
 
 
 def _measurements(runs: list[dict], labels: list[str]) -> list[str]:
@@ -161,7 +188,8 @@ def _plan(s: dict) -> str:
     plan = "MultiJoin" if s["multijoin_input_rows"] else (
         f"{s['sort_merge_joins']} SortMergeJoin" if s["sort_merge_joins"] else "no join")
     exchanges = f"{s['exchanges']} exchange" + ("s" if s["exchanges"] != 1 else "")
-    return f"{plan}, {exchanges}" + (", bloom filter" if s["bloom_filter"] else "")
+    return (f"{plan}, {exchanges}" + (", bloom filter" if s["bloom_filter"] else "")
+            + (", AQE skew split" if s.get("skew_split") else ""))
 
 
 def plot(runs: list[dict], path: Path) -> None:
@@ -197,11 +225,45 @@ def plot(runs: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
+def plot_scale(runs: list[dict], path: Path) -> bool:
+    """Seconds and peak task memory against rows per input, one line per strategy (and run);
+    False when no run measured a shape at several sizes."""
+    series = [(label, key, groups) for label, run in zip(_labels(runs), runs)
+              for key, groups in _scale_series(run).items()]
+    if not series:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (time_ax, memory_ax) = plt.subplots(1, 2, figsize=(11, 4))
+    for n, (label, (shape, k), groups) in enumerate(series):
+        for strategy in dict.fromkeys(s for g in groups for s in g["strategies"]):
+            points = [(g["rows"], g["strategies"][strategy]) for g in groups if strategy in g["strategies"]]
+            name = f"{strategy} ({shape}, k={k}" + (f", {label})" if len(runs) > 1 else ")")
+            style = dict(marker="o", color=f"C{STRATEGIES.index(strategy)}", linestyle="--" if n else "-", label=name)
+            time_ax.plot([r for r, _ in points], [median_seconds(s) for _, s in points], **style)
+            memory_ax.plot([r for r, _ in points], [s.get("peak_task_memory", 0) / 2**20 for _, s in points], **style)
+    for ax, title in ((time_ax, "median seconds"), (memory_ax, "peak execution memory of one task, MiB")):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("rows per input")
+        ax.set_title(title, fontsize=10)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
+
+
 def write(out: Path, runs: list[dict]) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.md").write_text(markdown(runs) + "\n")
     plot(runs, out / "plot.png")
-    return [out / "results.md", out / "plot.png"]
+    written = [out / "results.md", out / "plot.png"]
+    if plot_scale(runs, out / "scale.png"):
+        written.append(out / "scale.png")
+    return written
 
 
 def main(argv: list[str] | None = None) -> int:

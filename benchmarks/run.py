@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks import report, workload
+from benchmarks import report, stages, workload
 from testkit.plans import node_metrics, plan_nodes
 
 HERE = Path(__file__).resolve().parent
@@ -32,10 +32,11 @@ def log(message: str) -> None:
 
 
 def measure(spark, strategy: str, shape: str, k: int) -> dict:
-    confs = workload.STRATEGY_CONFS.get(strategy, {})
+    confs = {**workload.SHAPE_CONFS.get(shape, {}), **workload.STRATEGY_CONFS.get(strategy, {})}
     for key, value in confs.items():
         spark.conf.set(key, value)
     try:
+        before = stages.last_stage_id(spark)
         started = time.perf_counter()
         execution = workload.build(spark, strategy, shape, k)._jdf.queryExecution()
         rows = execution.toRdd().count()
@@ -56,6 +57,8 @@ def measure(spark, strategy: str, shape: str, k: int) -> dict:
         "sort_merge_joins": kinds.count("SortMergeJoinExec"),
         "multijoin_input_rows": _input_rows(multijoin[0]) if multijoin else None,
         "bloom_filter": "might_contain" in plan.toString(),
+        "skew_split": "skew=true" in plan.toString(),
+        **stages.stages_since(spark, before),
     }
 
 
@@ -86,6 +89,10 @@ def rows_arg(text: str) -> int:
     return int(float(text[:-1] if scale > 1 else text) * scale)
 
 
+def rows_list_arg(text: str) -> list[int]:
+    return [rows_arg(item) for item in list_arg(text)]
+
+
 def list_arg(text: str) -> list[str]:
     return [item.strip() for item in text.split(",") if item.strip()]
 
@@ -97,7 +104,8 @@ def parse(argv: list[str] | None):
     p.add_argument("--scale", type=float, default=1.0, help="multiply the targets' rows (quick checks)")
     p.add_argument("--shapes", type=list_arg, default=["unique"],
                    help="comma list of unique, dups, left, left_compact, grouped")
-    p.add_argument("--rows", type=rows_arg, default=1_000_000, help="rows per input: 50k, 2m, ...")
+    p.add_argument("--rows", type=rows_list_arg, default=[1_000_000],
+                   help="comma list of rows per input: 50k, 2m, ... (several: a scale run)")
     p.add_argument("--k", type=lambda t: tuple(int(v) for v in list_arg(t)), default=(2, 4, 8),
                    help="comma list of input counts (the LEFT shape: inputs besides the driver)")
     p.add_argument("--strategies", type=list_arg, help="comma list (default: all the shape has)")
@@ -116,9 +124,9 @@ def parse(argv: list[str] | None):
     if args.targets:
         groups = target_groups(args.scale)
     else:
-        groups = [(shape, args.rows, args.k, tuple(s for s in workload.SHAPES[shape]
-                                                   if not args.strategies or s in args.strategies))
-                  for shape in args.shapes]
+        groups = [(shape, rows, args.k, tuple(s for s in workload.SHAPES[shape]
+                                              if not args.strategies or s in args.strategies))
+                  for shape in args.shapes for rows in args.rows]
     return args, groups
 
 

@@ -12,6 +12,9 @@ Shapes (k inputs t1..tk of `rows` rows each, key `k`, 3 doubles per input):
   sized from the file size lets through far more rows than configured.
 - `grouped`: the `unique` inputs and FULL join, then GROUP BY the coalesced key (a count and one
   sum per input): what a FULL multi-join saves when it reports its output partitioning.
+- `left_skewed`: a hot key. The driver t0 holds every key of `rows` once plus `rows` more rows of
+  one key, in 16 files; k inputs hold every key once; LEFT joins. Measured under confs that let Spark's AQE
+  split the hot partition of the vanilla chain (SHAPE_CONFS; the plan records whether it did).
 Except in `left_compact`, the key is the id times an odd 64-bit constant: unique, and scattered in
 the files, so no strategy gets pre-sorted input for free.
 """
@@ -30,8 +33,24 @@ SHAPES = {  # shape -> the strategies that compute its join (or, for floor, boun
     "left": ("chain", "multiway"),
     "left_compact": ("chain", "multiway"),
     "grouped": ("chain", "multiway", "multiway_unreported"),
+    "left_skewed": ("chain", "multiway"),
 }
-DRIVEN_SHAPES = ("left", "left_compact")  # t0 drives a LEFT chain
+DRIVEN_SHAPES = ("left", "left_compact", "left_skewed")  # t0 drives a LEFT chain
+# Confs every strategy of a shape runs under.
+SHAPE_CONFS = {
+    # AQE splits a skewed partition of a sort-merge join only if it is 5x the median and over a
+    # threshold (256 MB by default; the hot partition is ~40 MB at 2M rows), into pieces of the
+    # advisory size (64 MB) cut between map tasks' blocks (a file split is 128 MB: the driver is
+    # read by 2 map tasks), and only where the split adds no shuffle, which in a chain of joins on
+    # the driver's key it does (a split join's output loses the driver's partitioning). All four
+    # are lifted, so the vanilla chain gets AQE's split at every join.
+    "left_skewed": {
+        "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes": "16m",
+        "spark.sql.adaptive.advisoryPartitionSizeInBytes": "16m",
+        "spark.sql.files.maxPartitionBytes": "16m",
+        "spark.sql.adaptive.forceOptimizeSkewedJoin": "true",
+    },
+}
 # Strategies that run the multiway SQL under confs of their own, set while they are measured.
 STRATEGY_CONFS = {
     # The operator without reporting its output partitioning: GROUP BY k shuffles again.
@@ -55,6 +74,11 @@ def _input_df(spark, shape: str, rows: int, i: int):
         return ids.selectExpr("id AS k", "id % 100 AS c0_0" if i == 0 else f"id * {i} AS c{i}_0")
     if shape == "left":
         ids = spark.range(rows).where("pmod(id, 20) = 0") if i == 0 else spark.range(rows)
+    elif shape == "left_skewed":
+        # The hot key is id 1's: `rows` more driver rows of it, spread over 16 files as a big
+        # table's rows are (AQE splits a partition only between map tasks' blocks).
+        ids = (spark.range(2 * rows).selectExpr("IF(id < %d, id, 1) AS id" % rows).repartition(16)
+               if i == 0 else spark.range(rows))
     else:
         ids = spark.range(2 * rows).where(f"pmod(xxhash64(id, {i}), 2) = 0")
         if shape == "dups":
