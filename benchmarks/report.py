@@ -245,8 +245,12 @@ def plot_scale(runs: list[dict], path: Path) -> bool:
             style = dict(marker="o", color=f"C{STRATEGIES.index(strategy)}", linestyle="--" if n else "-", label=name)
             time_ax.plot([r for r, _ in points], [median_seconds(s) for _, s in points], **style)
             memory_ax.plot([r for r, _ in points], [s.get("peak_task_memory", 0) / 2**20 for _, s in points], **style)
+    sizes = sorted({g["rows"] for _, _, groups in series for g in groups})
     for ax, title in ((time_ax, "median seconds"), (memory_ax, "peak execution memory of one task, MiB")):
         ax.set_xscale("log", base=2)
+        ax.set_xticks(sizes, [rows_label(r) for r in sizes])
+        ax.minorticks_off()
+        ax.set_ylim(bottom=0)
         ax.set_xlabel("rows per input")
         ax.set_title(title, fontsize=10)
         ax.legend(fontsize=7)
