@@ -1,94 +1,15 @@
 """incremental_strategy='changed_keys': after every run the incrementally maintained table equals
-a full rebuild of the same model, as a multiset, whatever happened to the inputs in between.
-
-Three inputs, `id` (unique per input), a nullable key `k` from a small domain (duplicates and
-NULL keys are common), a payload `v` and `updated_at`. Inputs `a` and `c` are tracked by their
-`updated_at` column: they get inserts and in-place updates (a column cannot show a delete or a key
-an update moved away from). On Delta, input `b` is read through its change data feed and also gets
-deletes and updates that move a key; on Iceberg it is tracked by `updated_at` like the others.
+a full rebuild of the same model, as a multiset, whatever happened to the inputs in between (the
+inputs and their changes: testkit/input_changes.py). On Delta, input `b` is read through its
+change data feed and also gets deletes and updates that move a key; on Iceberg it is tracked by
+`updated_at` like the others.
 """
 
 from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-INPUTS = ["a", "b", "c"]
-KEYS = st.one_of(st.none(), st.integers(0, 6))
-
-insert = st.tuples(st.just("insert"), st.sampled_from(INPUTS), KEYS, st.integers(0, 99))
-update = st.tuples(st.just("update"), st.sampled_from(INPUTS), st.integers(0, 50), st.integers(0, 99))
-move = st.tuples(st.just("move"), st.just("b"), st.integers(0, 50), KEYS)
-delete = st.tuples(st.just("delete"), st.just("b"), st.integers(0, 50), st.just(None))
-BATCHES = st.lists(st.lists(st.one_of(insert, insert, update, move, delete), min_size=1, max_size=6), min_size=1, max_size=3)
-
-
-def model_sql(feed_for_b: bool) -> str:
-    changed_since = "{'a': 'updated_at', 'b': 'change_feed', 'c': 'updated_at'}" if feed_for_b else "'updated_at'"
-    return (
-        "{{ config(materialized='multijoin', incremental_strategy='changed_keys') }}\n"
-        "{{ dbt_multijoin.multi_join([source('inputs', 'a'), source('inputs', 'b'), source('inputs', 'c')], key='k',\n"
-        "    columns={'a': ['id', 'v'], 'b': ['id', 'v'], 'c': ['id', 'v']},\n"
-        f"    changed_since={changed_since}) }}}}\n"
-    )
-
-
-def full_rebuild(schema: str) -> str:
-    """The same model's rows computed from scratch, by Spark's vanilla joins."""
-    return (
-        "select coalesce(a.k, b.k, c.k) as k, a.id as a_id, a.v as a_v, b.id as b_id, b.v as b_v, c.id as c_id, c.v as c_v "
-        f"from {schema}.a as a full outer join {schema}.b as b on a.k = b.k "
-        f"full outer join {schema}.c as c on coalesce(a.k, b.k) = c.k"
-    )
-
-
-class Inputs:
-    """The three input tables; every write stamps a fresh updated_at."""
-
-    def __init__(self, project, feed_for_b: bool):
-        self.project, self.spark, self.schema = project, project.spark, project.schema
-        self.clock = 1000
-        self.next_id = 1
-        for name in INPUTS:
-            feed = name == "b" and feed_for_b
-            properties = " tblproperties ('delta.enableChangeDataFeed' = 'true')" if feed else ""
-            self.spark.sql(
-                f"create table {self.schema}.{name} (id bigint, k int, v int, updated_at bigint) "
-                f"using {project.table_format}{properties}"
-            )
-            self.insert(name, [0, 1, 1, 2, None], 7)
-
-    def tick(self) -> int:
-        self.clock += 1
-        return self.clock
-
-    def insert(self, name: str, keys, value: int) -> None:
-        rows = []
-        for key in keys if isinstance(keys, list) else [keys]:
-            rows.append(f"({self.next_id}, {'null' if key is None else key}, {value}, {self.tick()})")
-            self.next_id += 1
-        self.spark.sql(f"insert into {self.schema}.{name} values {', '.join(rows)}")
-
-    def row_id(self, name: str, pick: int):
-        ids = [row.id for row in self.spark.sql(f"select id from {self.schema}.{name} order by id").collect()]
-        return ids[pick % len(ids)] if ids else None
-
-    def apply(self, op) -> None:
-        kind, name, arg, value = op
-        if kind == "insert":
-            self.insert(name, arg, value)
-            return
-        row = self.row_id(name, arg)
-        if row is None:
-            return
-        table = f"{self.schema}.{name}"
-        if kind == "update":
-            self.spark.sql(f"update {table} set v = {value}, updated_at = {self.tick()} where id = {row}")
-        elif kind == "move":
-            key_sql = "null" if value is None else str(value)
-            self.spark.sql(f"update {table} set k = {key_sql}, updated_at = {self.tick()} where id = {row}")
-        elif kind == "delete":
-            self.spark.sql(f"delete from {table} where id = {row}")
+from testkit.input_changes import BATCHES, INPUTS, Inputs, full_rebuild, model_sql, without_feed_changes
 
 
 def assert_equals_full_rebuild(project, run) -> None:
@@ -105,9 +26,10 @@ def test_changed_keys_equals_full_rebuild(spark, table_format, tmp_path_factory,
 
     feed_for_b = table_format == "delta"
     if not feed_for_b:
-        batches = [[op for op in batch if op[0] not in ("move", "delete")] or [("insert", "a", 3, 1)] for batch in batches]
+        batches = without_feed_changes(batches)
     project = PipelineProject.create(spark, tmp_path_factory.mktemp("changed-keys"), table_format)
-    inputs = Inputs(project, feed_for_b)
+    inputs = Inputs(lambda sql: spark.sql(sql), lambda sql: spark.sql(sql).collect(), project.schema,
+                    table_format, feed_for_b)
     project.sources(*INPUTS)
     project.model("wide", model_sql(feed_for_b))
     assert_equals_full_rebuild(project, project.dbt("run", "-s", "wide"))

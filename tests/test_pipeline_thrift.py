@@ -1,23 +1,28 @@
 """Multijoin models on a Spark Thrift Server that also runs Delta (the extension list and catalog
-as a user sets them at `spark-submit`), and a server killed while it writes: the previous table
-survives with exactly its rows, and the next successful run leaves no staging relation behind.
+as a user sets them at `spark-submit`): a server killed while it writes (the previous table
+survives with exactly its rows, and the next successful run leaves no staging relation behind),
+and the changed_keys property test in a smaller set than on the session target.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import subprocess
 import time
+from collections import Counter
 from pathlib import Path
 
 import pyspark
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from dbt_helpers import THRIFT_CONFS, free_port, hive_execute, hive_query, make_tiny_project, private_jar
 from dbt_multijoin import thrift
 from dbt_multijoin.profiles import render_profile
 from testkit.formats import RUNTIMES, runtime_jars, spark_minor, table_format_confs
+from testkit.input_changes import BATCHES, INPUTS, Inputs, full_rebuild, model_sql
 
 pytestmark = [
     pytest.mark.slow,
@@ -142,3 +147,53 @@ def _wait_for_the_write(log: Path, runs_before: int, timeout: float = 240) -> No
             return
         time.sleep(0.2)
     raise AssertionError(f"the run did not reach its write within {timeout}s")
+
+
+@pytest.fixture(scope="module")
+def delta_server(tmp_path_factory):
+    """One Thrift server with Delta for the property test's examples; stopped by pid at the end."""
+    directory = tmp_path_factory.mktemp("changed-keys-thrift")
+    jar = private_jar(directory)
+    state_dir, port = directory / "server", free_port()
+    start_server(state_dir, jar, port)
+    try:
+        yield port
+    finally:
+        thrift.stop(port, state_dir)
+
+
+_SCHEMAS = itertools.count(1)
+
+
+@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(batches=BATCHES)
+def test_changed_keys_on_thrift_equals_full_rebuild(delta_server, tmp_path_factory, batches):
+    """As pipeline_tests/test_changed_keys.py, through the server: Delta inputs changed between
+    dbt runs (b read through its change feed), the table equal to a full rebuild after every run."""
+    port = delta_server
+    schema = f"changed_keys_thrift_{next(_SCHEMAS)}"
+    hive_execute(port, f"create database {schema}")
+    inputs = Inputs(lambda sql: hive_execute(port, sql), lambda sql: hive_query(port, sql), schema, "delta", True)
+    project = make_tiny_project(tmp_path_factory.mktemp("project"), render_profile("thrift", "multijoin", schema, port))
+    project_file = project.root / "dbt_project.yml"
+    project_file.write_text(project_file.read_text().replace("+file_format: parquet", "+file_format: delta"))
+    models = project.root / "models"
+    for leftover in models.glob("tiny_*.sql"):
+        leftover.unlink()
+    listed = "".join(f"      - name: {name}\n" for name in INPUTS)
+    (models / "sources.yml").write_text(f"version: 2\nsources:\n  - name: inputs\n    schema: {schema}\n    tables:\n{listed}")
+    (models / "wide.sql").write_text(model_sql(feed_for_b=True))
+
+    def assert_equals_full_rebuild(run) -> None:
+        assert run.returncode == 0, run.describe()
+        built = Counter(hive_query(port, f"select * from {schema}.wide"))
+        expected = Counter(hive_query(port, full_rebuild(schema)))
+        assert built == expected, f"missing: {expected - built}, extra: {built - expected}"
+
+    assert_equals_full_rebuild(project.dbt("run"))
+    for batch in batches:
+        for op in batch:
+            inputs.apply(op)
+        assert_equals_full_rebuild(project.dbt("run"))
+    tables = {row[1] for row in hive_query(port, f"show tables in {schema}")}
+    assert tables == {*INPUTS, "wide"}, tables
