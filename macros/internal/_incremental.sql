@@ -138,6 +138,7 @@
   {%- endcall -%}
 {%- endmacro %}
 
+
 {% macro _mj_replaced_rows_filter(target_columns, key_table, keys, key_count) -%}
   {#- A condition on the target's row alone that every row the changed_keys MERGE replaces
       meets, or none. A row is replaced when its key is a changed key or has a NULL, so: a NULL
