@@ -60,14 +60,29 @@
 {%- endmacro %}
 
 
+{% macro _mj_write_scratch_table(relation, sql, statement_name) -%}
+  {#- A parquet table of the package's own (the changed keys, their rows), dropped first if a
+      failed run left it. Created empty, then filled: a CREATE TABLE AS killed while it writes
+      leaves files that no table owns, and Spark then refuses to create a table of that name
+      (LOCATION_ALREADY_EXISTS); a killed INSERT leaves a table, which the next run drops. -#}
+  {%- do dbt_multijoin._mj_drop_own_table(relation, false) -%}
+  {%- call statement(statement_name ~ '_create') -%}
+    create table {{ relation }} using parquet as select * from (
+{{ sql }}
+    ) as scratch limit 0
+  {%- endcall -%}
+  {%- call statement(statement_name) -%}
+    insert into {{ relation }} select * from (
+{{ sql }}
+    ) as scratch
+  {%- endcall -%}
+{%- endmacro %}
+
+
 {% macro _mj_write_changed_keys(header) -%}
   {#- The key table the changed-keys query drives from (dropped first if a failed run left it). -#}
   {%- set key_table = dbt_multijoin._mj_changed_keys_table(this) -%}
-  {%- do dbt_multijoin._mj_drop_own_table(key_table, false) -%}
-  {%- call statement('dbt_multijoin_changed_keys') -%}
-    create table {{ key_table }} using parquet as
-    {{ header['changed_keys'] }}
-  {%- endcall -%}
+  {%- do dbt_multijoin._mj_write_scratch_table(key_table, header['changed_keys'], 'dbt_multijoin_changed_keys') -%}
   {%- set count = run_query('select count(*) as n from ' ~ key_table)[0]['n'] | int -%}
   {%- do header.update({'changed_key_count': count}) -%}
   {%- do log("dbt_multijoin: " ~ model.name ~ ": " ~ count ~ " changed keys", info=True) -%}
@@ -103,11 +118,7 @@
   {%- endfor -%}
   {%- set key_table = dbt_multijoin._mj_changed_keys_table(target_relation) -%}
   {%- set rows_table = dbt_multijoin._mj_changed_rows_table(target_relation) -%}
-  {%- do dbt_multijoin._mj_drop_own_table(rows_table, false) -%}
-  {%- call statement('dbt_multijoin_changed_rows') -%}
-    create table {{ rows_table }} using parquet as
-{{ sql }}
-  {%- endcall -%}
+  {%- do dbt_multijoin._mj_write_scratch_table(rows_table, sql, 'dbt_multijoin_changed_rows') -%}
   {#- The markers have the model's columns in its order: the keys, NULL for the rest. -#}
   {%- set marker_columns = [] -%}
   {%- set null_marker_columns = [] -%}
