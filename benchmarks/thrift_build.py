@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import socket
 import statistics
 import time
 from pathlib import Path
@@ -26,29 +25,11 @@ from benchmarks.run import rows_arg
 from benchmarks.workload import SCRAMBLE
 from dbt_multijoin import thrift
 from dbt_multijoin.profiles import render_profile
+from testkit.thrift_client import free_port, hive_execute, hive_query
 
 RESULTS = Path(__file__).resolve().parent / "results"
 REPO = Path(__file__).resolve().parent.parent
 SCHEMA = "thrift_build"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def execute(port: int, sql: str, fetch: bool = False) -> list[tuple]:
-    """One statement in a Thrift session of its own; its rows if `fetch` (DDL has none to fetch)."""
-    from pyhive import hive
-
-    connection = hive.connect(host="127.0.0.1", port=port, username="dbt")
-    try:
-        cursor = connection.cursor()
-        cursor.execute(sql)
-        return cursor.fetchall() if fetch else []
-    finally:
-        connection.close()
 
 
 def write_project(root: Path, port: int, names: list[str]) -> None:
@@ -101,14 +82,14 @@ def main(argv: list[str] | None = None) -> None:
         "spark.ui.enabled": "false", "spark.driver.memory": "6g", "spark.sql.shuffle.partitions": "200",
     })
     try:
-        execute(port, f"create database {SCHEMA}")
+        hive_execute(port, f"create database {SCHEMA}")
         names = [f"t{i}" for i in range(1, args.k + 1)]
         for i, table in enumerate(names, start=1):
-            # Keys scattered over 64 bits (the id times an odd constant; wraps, hence not ANSI).
-            execute(port, "set spark.sql.ansi.enabled=false")
-            execute(port,
-                    f"create table {SCHEMA}.{table} using parquet as "
-                    f"select id * {SCRAMBLE} as k, rand({i}) as v{i} from range({2 * args.rows}) where rand({100 + i}) < 0.5")
+            # Keys scattered over 64 bits (the id times an odd constant; wraps, hence not ANSI,
+            # which is Spark 4's default: the SET holds in this statement's session only).
+            hive_execute(port, "set spark.sql.ansi.enabled=false",
+                         f"create table {SCHEMA}.{table} using parquet as "
+                         f"select id * {SCRAMBLE} as k, rand({i}) as v{i} from range({2 * args.rows}) where rand({100 + i}) < 0.5")
         root = args.work_dir / "project"
         write_project(root, port, names)
         dbt(root, "deps")
@@ -120,7 +101,7 @@ def main(argv: list[str] | None = None) -> None:
                 dbt(root, "run", "-s", model)
                 runs[model].append(time.perf_counter() - start)
         # What each build ran, as the materialization recorded it from the plan it proved.
-        operators = {m: execute(port, f"show tblproperties {SCHEMA}.{m} ('dbt_multijoin.operator')", fetch=True)[0][-1]
+        operators = {m: hive_query(port, f"show tblproperties {SCHEMA}.{m} ('dbt_multijoin.operator')")[0][-1]
                      for m in ("wide_multiway", "wide_chain")}
     finally:
         thrift.stop(port, state_dir)

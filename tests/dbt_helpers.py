@@ -15,7 +15,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Iterator
 
 from dbt_multijoin import thrift
+from testkit.thrift_client import free_port
 
 REPO = Path(__file__).resolve().parent.parent
 INTEGRATION_TESTS = REPO / "integration_tests"
@@ -180,12 +180,6 @@ def private_jar(directory: Path) -> Path:
     return copy
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @contextlib.contextmanager
 def thrift_server(state_dir: Path, jar: Path | None) -> Iterator[thrift.ThriftServer]:
     """A Spark Thrift Server on a free 127.0.0.1 port, with the jar or (jar=None) vanilla;
@@ -196,31 +190,6 @@ def thrift_server(state_dir: Path, jar: Path | None) -> Iterator[thrift.ThriftSe
         yield server
     finally:
         thrift.stop(port, state_dir)
-
-
-@contextlib.contextmanager
-def _hive_cursor(port: int):
-    """A cursor of a Thrift server session of its own, closed when the block exits."""
-    from pyhive import hive
-
-    connection = hive.connect(host="127.0.0.1", port=port, username="dbt")
-    try:
-        yield connection.cursor()
-    finally:
-        connection.close()
-
-
-def hive_query(port: int, sql: str) -> list[tuple]:
-    """Run one statement on a Thrift server (its own session) and fetch the rows."""
-    with _hive_cursor(port) as cursor:
-        cursor.execute(sql)
-        return cursor.fetchall()
-
-
-def hive_execute(port: int, sql: str) -> None:
-    """Run one statement without a result set (DDL, DML) on a Thrift server."""
-    with _hive_cursor(port) as cursor:
-        cursor.execute(sql)
 
 
 # The session-target build is shared by the integration and sqlfluff tests when they run in

@@ -21,7 +21,8 @@ from __future__ import annotations
 import jinja2
 import pytest
 
-from dbt_helpers import REPO, SCHEMA, hive_query, make_project, private_jar, session_build, thrift_server
+from dbt_helpers import REPO, SCHEMA, make_project, private_jar, session_build, thrift_server
+from testkit.thrift_client import hive_query
 from dbt_multijoin import EXTENSION_CLASS
 
 pytestmark = pytest.mark.slow

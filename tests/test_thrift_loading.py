@@ -27,7 +27,8 @@ from typing import Iterator
 
 import pytest
 
-from dbt_helpers import free_port, private_jar
+from dbt_helpers import private_jar
+from testkit.thrift_client import free_port
 
 from dbt_multijoin import EXTENSION_CLASS, __version__, thrift
 
