@@ -18,7 +18,8 @@ import pyspark
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from dbt_helpers import THRIFT_CONFS, free_port, hive_execute, hive_query, make_tiny_project, private_jar
+from dbt_helpers import THRIFT_CONFS, make_tiny_project, private_jar
+from testkit.thrift_client import free_port, hive_execute, hive_query
 from dbt_multijoin import thrift
 from dbt_multijoin.profiles import render_profile
 from testkit.formats import RUNTIMES, runtime_jars, spark_minor, table_format_confs
@@ -173,7 +174,7 @@ def test_changed_keys_on_thrift_equals_full_rebuild(delta_server, tmp_path_facto
     port = delta_server
     schema = f"changed_keys_thrift_{next(_SCHEMAS)}"
     hive_execute(port, f"create database {schema}")
-    inputs = Inputs(lambda sql: hive_execute(port, sql), lambda sql: hive_query(port, sql), schema, "delta", True)
+    inputs = Inputs(lambda sql: hive_execute(port, sql), lambda sql: hive_query(port, sql), schema, "delta")
     project = make_tiny_project(tmp_path_factory.mktemp("project"), render_profile("thrift", "multijoin", schema, port))
     project_file = project.root / "dbt_project.yml"
     project_file.write_text(project_file.read_text().replace("+file_format: parquet", "+file_format: delta"))
@@ -182,7 +183,7 @@ def test_changed_keys_on_thrift_equals_full_rebuild(delta_server, tmp_path_facto
         leftover.unlink()
     listed = "".join(f"      - name: {name}\n" for name in INPUTS)
     (models / "sources.yml").write_text(f"version: 2\nsources:\n  - name: inputs\n    schema: {schema}\n    tables:\n{listed}")
-    (models / "wide.sql").write_text(model_sql(feed_for_b=True))
+    (models / "wide.sql").write_text(model_sql())
 
     def assert_equals_full_rebuild(run) -> None:
         assert run.returncode == 0, run.describe()

@@ -16,7 +16,8 @@
 
     What the materialization needs from the rendering travels in a header comment at the top of
     the compiled SQL: {"keys", "marks" (read before the query: the next run's lower bounds),
-    "changed_keys" (the key table's query, null for a full build)}. It also documents,
+    "changed_keys" (the key table's query, null for a full build), "changelog_views" (the
+    temporary views of Iceberg inputs' changes the key table's query reads)}. It also documents,
     in target/compiled, which marks a run read from. -#}
 
 {% macro _mj_changed_keys_header_pattern() -%}
@@ -80,15 +81,24 @@
 
 
 {% macro _mj_change_feed(input) -%}
-  {#- An input read through Delta's change data feed: it must be a Delta table with the feed on. -#}
-  {%- set enabled = [] -%}
-  {%- for row in run_query('show tblproperties ' ~ input['relation']) if row['key'] == 'delta.enableChangeDataFeed' and (row['value'] | lower) == 'true' -%}
-    {%- do enabled.append(true) -%}
-  {%- endfor -%}
-  {%- if not enabled -%}
-    {%- do dbt_multijoin._mj_fail("changed_since 'change_feed' for input '" ~ input['name'] ~ "' (" ~ input['relation'] ~ ") needs a Delta table with delta.enableChangeDataFeed = true (alter table ... set tblproperties); for other tables name a column instead") -%}
+  {#- An input read through its table's change feed: an Iceberg table (its snapshots' changelog)
+      or a Delta table with the change data feed on. -#}
+  {%- set properties = dbt_multijoin._mj_table_properties(input['relation']) -%}
+  {%- if (properties.get('format', '') | lower).startswith('iceberg') -%}
+    {{- return({'change_feed': 'iceberg'}) -}}
+  {%- elif (properties.get('delta.enableChangeDataFeed', '') | lower) == 'true' -%}
+    {{- return({'change_feed': 'delta'}) -}}
   {%- endif -%}
-  {{- return({'change_feed': 'delta'}) -}}
+  {%- do dbt_multijoin._mj_fail("changed_since 'change_feed' for input '" ~ input['name'] ~ "' (" ~ input['relation'] ~ ") needs an Iceberg table, or a Delta table with delta.enableChangeDataFeed = true (alter table ... set tblproperties); for other tables name a column instead") -%}
+{%- endmacro %}
+
+
+{% macro _mj_table_properties(relation) -%}
+  {%- set properties = {} -%}
+  {%- for row in run_query('show tblproperties ' ~ relation) -%}
+    {%- do properties.update({row['key']: row['value']}) -%}
+  {%- endfor -%}
+  {{- return(properties) -}}
 {%- endmacro %}
 
 
@@ -101,8 +111,11 @@
 
 {% macro _mj_current_mark(relation, tracked) -%}
   {#- Where `relation` stands now, as text: its highest changed_since value ('empty' when it
-      has none), or for a change feed its current Delta version. -#}
-  {%- if tracked.get('change_feed') -%}
+      has none), or for a change feed its current Delta version or Iceberg snapshot ('none'
+      while the table has none). -#}
+  {%- if tracked.get('change_feed') == 'iceberg' -%}
+    {{- return(dbt_multijoin._mj_table_properties(relation).get('current-snapshot-id', 'none')) -}}
+  {%- elif tracked.get('change_feed') -%}
     {{- return(run_query('describe history ' ~ relation ~ ' limit 1')[0]['version'] | string) -}}
   {%- endif -%}
   {%- set column = dbt_multijoin._mj_quote(tracked['column']) -%}
@@ -117,9 +130,12 @@
   {#- The select of the keys of `input`'s rows written after the mark `recorded` (none when
       nothing changed). A change feed gives every changed row: inserted, deleted, and both the
       old and the new image of an update, so a key an update moved away from is changed too. -#}
-  {%- if tracked.get('change_feed') -%}
+  {%- if tracked.get('change_feed') == 'iceberg' -%}
+    {%- set view = dbt_multijoin._mj_iceberg_changes(input, recorded, current) -%}
+    {{- return(none if view is none else 'select ' ~ key_items ~ ' from ' ~ view) -}}
+  {%- elif tracked.get('change_feed') -%}
     {%- if not modules.re.fullmatch('\\d+', recorded) -%}
-      {%- do dbt_multijoin._mj_fail("the recorded mark '" ~ recorded ~ "' of input '" ~ input['name'] ~ "' is not a Delta version: run with --full-refresh") -%}
+      {%- do dbt_multijoin._mj_fail("the recorded mark '" ~ recorded ~ "' of input '" ~ input['name'] ~ "' (" ~ input['relation'] ~ ") is not a Delta version: run with --full-refresh") -%}
     {%- endif -%}
     {%- if (current | int) <= (recorded | int) -%}
       {{- return(none) -}}
@@ -127,6 +143,39 @@
     {{- return('select ' ~ key_items ~ ' from table_changes(' ~ dbt_multijoin._mj_string_literal(input['relation'] | string) ~ ', ' ~ ((recorded | int) + 1) ~ ', ' ~ current ~ ')') -}}
   {%- endif -%}
   {{- return('select ' ~ key_items ~ ' from ' ~ input['relation'] ~ ' where ' ~ dbt_multijoin._mj_newer_than(tracked, recorded)) -}}
+{%- endmacro %}
+
+
+{% macro _mj_iceberg_changes(input, recorded, current) -%}
+  {#- The rows an Iceberg input changed after snapshot `recorded` up to `current`: a temporary
+      view made by Iceberg's create_changelog_view procedure (rows an operation rewrote unchanged,
+      copy-on-write carry-overs, left out), or the table itself when the last run saw it without
+      a snapshot. None when nothing changed. The procedure runs in this session now, while the
+      model's SQL is rendered: the key table is written from the view right after. -#}
+  {%- if recorded == current -%}
+    {{- return(none) -}}
+  {%- elif recorded == 'none' -%}
+    {{- return(input['relation'] | string) -}}
+  {%- endif -%}
+  {%- set relation = input['relation'] | string -%}
+  {%- set where = "the recorded snapshot " ~ recorded ~ " of input '" ~ input['name'] ~ "' (" ~ relation ~ ")" -%}
+  {%- if not modules.re.fullmatch('-?\\d+', recorded) -%}
+    {%- do dbt_multijoin._mj_fail(where ~ " is not an Iceberg snapshot id: run with --full-refresh") -%}
+  {%- endif -%}
+  {%- set ancestor = run_query('select count(*) as n from ' ~ relation ~ '.history where snapshot_id = ' ~ recorded ~ ' and is_current_ancestor') -%}
+  {%- if current == 'none' or (ancestor[0]['n'] | int) == 0 -%}
+    {%- do dbt_multijoin._mj_fail(where ~ " is no longer in the table's history (expired, rolled back, or the table was replaced): run with --full-refresh") -%}
+  {%- endif -%}
+  {%- set view = dbt_multijoin._mj_changelog_view(input) -%}
+  {%- do run_query("call spark_catalog.system.create_changelog_view(table => " ~ dbt_multijoin._mj_string_literal(relation) ~ ", options => map('start-snapshot-id', '" ~ recorded ~ "', 'end-snapshot-id', '" ~ current ~ "'), changelog_view => '" ~ view ~ "')") -%}
+  {{- return(view) -}}
+{%- endmacro %}
+
+
+{% macro _mj_changelog_view(input) -%}
+  {#- The temporary view of an Iceberg input's changes for this model (dropped once the key table
+      is written). -#}
+  {{- return(modules.re.sub('[^a-z0-9_]', '_', (this.identifier ~ '__dbt_mj_changes_' ~ input['name']) | lower)) -}}
 {%- endmacro %}
 
 
@@ -238,6 +287,12 @@
   {%- do null_spec.update(spec) -%}
   {%- do null_spec.update({'inputs': null_keyed}) -%}
 
-  {%- set header = {'keys': spec['keys'], 'marks': marks, 'changed_keys': changed_keys_sql} -%}
+  {%- set views = [] -%}
+  {%- for input in spec['inputs'] -%}
+    {%- if tracked[loop.index0].get('change_feed') == 'iceberg' -%}
+      {%- do views.append(dbt_multijoin._mj_changelog_view(input)) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- set header = {'keys': spec['keys'], 'marks': marks, 'changed_keys': changed_keys_sql, 'changelog_views': views} -%}
   {{- return('/* dbt_multijoin changed_keys ' ~ tojson(header) ~ ' */\n' ~ lines | join('\n') ~ '\nunion all\n' ~ dbt_multijoin._mj_render_chain(null_spec, hint=hint)) -}}
 {%- endmacro %}

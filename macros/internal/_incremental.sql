@@ -83,6 +83,9 @@
   {#- The key table the changed-keys query drives from (dropped first if a failed run left it). -#}
   {%- set key_table = dbt_multijoin._mj_changed_keys_table(this) -%}
   {%- do dbt_multijoin._mj_write_scratch_table(key_table, header['changed_keys'], 'dbt_multijoin_changed_keys') -%}
+  {%- for view in header.get('changelog_views', []) -%}
+    {%- do dbt_multijoin._mj_exec('drop view if exists ' ~ view) -%}
+  {%- endfor -%}
   {%- set count = run_query('select count(*) as n from ' ~ key_table)[0]['n'] | int -%}
   {%- do header.update({'changed_key_count': count}) -%}
   {%- do log("dbt_multijoin: " ~ model.name ~ ": " ~ count ~ " changed keys", info=True) -%}
