@@ -51,8 +51,7 @@ def test_change_feed_refuses_what_it_cannot_read(project, table_format):
     Inputs(lambda sql: project.spark.sql(sql), lambda sql: project.spark.sql(sql).collect(), project.schema, table_format)
     project.sources(*INPUTS, "plain")
     project.spark.sql(f"create table {project.table('plain')} (id bigint, k int, v int, updated_at bigint) using parquet")
-    project.model("over_plain", model_sql().replace("source('inputs', 'b')", "source('inputs', 'plain')")
-                  .replace("'b': 'change_feed'", "'plain': 'change_feed'").replace("'b': ['id', 'v']", "'plain': ['id', 'v']"))
+    project.model("over_plain", model_sql(feed_input="plain"))
     refused = project.dbt("run", "-s", "over_plain")
     assert not refused.success
     message = refused.messages["over_plain"]

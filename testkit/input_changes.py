@@ -25,13 +25,16 @@ delete = st.tuples(st.just("delete"), st.just("b"), st.integers(0, 50), st.just(
 BATCHES = st.lists(st.lists(st.one_of(insert, insert, update, move, delete), min_size=1, max_size=6), min_size=1, max_size=3)
 
 
-def model_sql() -> str:
-    changed_since = "{'a': 'updated_at', 'b': 'change_feed', 'c': 'updated_at'}"
+def model_sql(feed_input: str = "b") -> str:
+    """The changed_keys model over inputs a, `feed_input` (read through its change feed) and c."""
+    names = ["a", feed_input, "c"]
+    sources = ", ".join(f"source('inputs', '{name}')" for name in names)
+    columns = ", ".join(f"'{name}': ['id', 'v']" for name in names)
     return (
         "{{ config(materialized='multijoin', incremental_strategy='changed_keys') }}\n"
-        "{{ dbt_multijoin.multi_join([source('inputs', 'a'), source('inputs', 'b'), source('inputs', 'c')], key='k',\n"
-        "    columns={'a': ['id', 'v'], 'b': ['id', 'v'], 'c': ['id', 'v']},\n"
-        f"    changed_since={changed_since}) }}}}\n"
+        f"{{{{ dbt_multijoin.multi_join([{sources}], key='k',\n"
+        f"    columns={{{columns}}},\n"
+        f"    changed_since={{'a': 'updated_at', '{feed_input}': 'change_feed', 'c': 'updated_at'}}) }}}}\n"
     )
 
 

@@ -22,8 +22,8 @@ import jinja2
 import pytest
 
 from dbt_helpers import REPO, SCHEMA, make_project, private_jar, session_build, thrift_server
-from testkit.thrift_client import hive_query
 from dbt_multijoin import EXTENSION_CLASS
+from testkit.thrift_client import hive_query
 
 pytestmark = pytest.mark.slow
 

@@ -19,11 +19,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from dbt_helpers import THRIFT_CONFS, make_tiny_project, private_jar
-from testkit.thrift_client import free_port, hive_execute, hive_query
 from dbt_multijoin import thrift
 from dbt_multijoin.profiles import render_profile
 from testkit.formats import RUNTIMES, runtime_jars, spark_minor, table_format_confs
 from testkit.input_changes import BATCHES, INPUTS, Inputs, full_rebuild, model_sql
+from testkit.thrift_client import free_port, hive_execute, hive_query
 
 pytestmark = [
     pytest.mark.slow,

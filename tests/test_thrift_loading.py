@@ -28,9 +28,9 @@ from typing import Iterator
 import pytest
 
 from dbt_helpers import private_jar
-from testkit.thrift_client import free_port
 
 from dbt_multijoin import EXTENSION_CLASS, __version__, thrift
+from testkit.thrift_client import free_port
 
 pytestmark = pytest.mark.slow
 

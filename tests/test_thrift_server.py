@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from dbt_helpers import cli, make_tiny_project, private_jar
-from testkit.thrift_client import free_port, hive_query
 
 from dbt_multijoin import EXTENSION_CLASS, thrift
+from testkit.thrift_client import free_port, hive_query
 
 
 def listening_addresses(port: int) -> set[str]:

@@ -93,15 +93,6 @@
 {%- endmacro %}
 
 
-{% macro _mj_table_properties(relation) -%}
-  {%- set properties = {} -%}
-  {%- for row in run_query('show tblproperties ' ~ relation) -%}
-    {%- do properties.update({row['key']: row['value']}) -%}
-  {%- endfor -%}
-  {{- return(properties) -}}
-{%- endmacro %}
-
-
 {% macro _mj_is_instant(dtype) -%}
   {#- A TIMESTAMP (with local time zone) is recorded as microseconds since the epoch: its text
       form depends on the session time zone, which may differ between runs. -#}
@@ -197,8 +188,8 @@
 {% macro _mj_recorded_marks(relation) -%}
   {#- {property: mark} of every changed_since mark recorded on `relation`. -#}
   {%- set marks = {} -%}
-  {%- for row in run_query('show tblproperties ' ~ relation) if row['key'].startswith('dbt_multijoin.changed_since.') -%}
-    {%- do marks.update({row['key']: row['value']}) -%}
+  {%- for key, value in dbt_multijoin._mj_table_properties(relation).items() if key.startswith('dbt_multijoin.changed_since.') -%}
+    {%- do marks.update({key: value}) -%}
   {%- endfor -%}
   {{- return(marks) -}}
 {%- endmacro %}

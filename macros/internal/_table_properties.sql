@@ -16,8 +16,15 @@
 
 {% macro _mj_recorded_operator(relation) -%}
   {#- The operator _mj_record_plan recorded on `relation`, or none. -#}
-  {%- for row in run_query('show tblproperties ' ~ relation) if row['key'] == 'dbt_multijoin.operator' -%}
-    {{- return(row['value']) -}}
+  {{- return(dbt_multijoin._mj_table_properties(relation).get('dbt_multijoin.operator')) -}}
+{%- endmacro %}
+
+
+{% macro _mj_table_properties(relation) -%}
+  {#- Every table property of `relation`: {key: value}. -#}
+  {%- set properties = {} -%}
+  {%- for row in run_query('show tblproperties ' ~ relation) -%}
+    {%- do properties.update({row['key']: row['value']}) -%}
   {%- endfor -%}
-  {{- return(none) -}}
+  {{- return(properties) -}}
 {%- endmacro %}
