@@ -100,20 +100,35 @@
 {%- endmacro %}
 
 
-{% macro _mj_current_mark(relation, tracked) -%}
-  {#- Where `relation` stands now, as text: its highest changed_since value ('empty' when it
-      has none), or for a change feed its current Delta version or Iceberg snapshot ('none'
-      while the table has none). -#}
-  {%- if tracked.get('change_feed') == 'iceberg' -%}
-    {{- return(dbt_multijoin._mj_table_properties(relation).get('current-snapshot-id', 'none')) -}}
-  {%- elif tracked.get('change_feed') -%}
-    {{- return(run_query('describe history ' ~ relation ~ ' limit 1')[0]['version'] | string) -}}
+{% macro _mj_current_marks(spec, tracked) -%}
+  {#- Where each input stands now, {mark property: mark as text}: its highest changed_since value
+      ('empty' when it has none), or for a change feed its current Delta version or Iceberg
+      snapshot ('none' while the table has none). The highest values of every input tracked by a
+      column come from one query: one job, not one per input. -#}
+  {%- set found = {} -%}
+  {%- set highest = [] -%}
+  {%- for input in spec['inputs'] -%}
+    {%- set feed = tracked[loop.index0].get('change_feed') -%}
+    {%- if feed == 'iceberg' -%}
+      {%- do found.update({loop.index0: dbt_multijoin._mj_table_properties(input['relation']).get('current-snapshot-id', 'none')}) -%}
+    {%- elif feed -%}
+      {%- do found.update({loop.index0: run_query('describe history ' ~ input['relation'] ~ ' limit 1')[0]['version'] | string}) -%}
+    {%- else -%}
+      {%- set column = dbt_multijoin._mj_quote(tracked[loop.index0]['column']) -%}
+      {%- set value = 'unix_micros(max(' ~ column ~ '))' if dbt_multijoin._mj_is_instant(tracked[loop.index0]['dtype']) else 'max(' ~ column ~ ')' -%}
+      {%- do highest.append('select ' ~ loop.index0 ~ ' as input_index, cast(' ~ value ~ ' as string) as mark from ' ~ input['relation']) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- if highest -%}
+    {%- for row in run_query(highest | join('\nunion all\n')) -%}
+      {%- do found.update({row['input_index'] | int: 'empty' if row['mark'] is none else row['mark']}) -%}
+    {%- endfor -%}
   {%- endif -%}
-  {%- set column = dbt_multijoin._mj_quote(tracked['column']) -%}
-  {%- set highest = 'unix_micros(max(' ~ column ~ '))' if dbt_multijoin._mj_is_instant(tracked['dtype']) else 'max(' ~ column ~ ')' -%}
-  {%- set rows = run_query('select cast(' ~ highest ~ ' as string) as mark from ' ~ relation) -%}
-  {%- set value = rows[0]['mark'] if rows | length > 0 else none -%}
-  {{- return('empty' if value is none else value) -}}
+  {%- set marks = {} -%}
+  {%- for input in spec['inputs'] -%}
+    {%- do marks.update({dbt_multijoin._mj_mark_property(input['name']): found[loop.index0]}) -%}
+  {%- endfor -%}
+  {{- return(marks) -}}
 {%- endmacro %}
 
 
@@ -207,10 +222,7 @@
 {% macro _mj_render_changed_keys(spec, changed_since) -%}
   {#- The header, then the whole model (a full build) or the changed keys' rows. -#}
   {%- set tracked = dbt_multijoin._mj_tracked_columns(spec, changed_since) -%}
-  {%- set marks = {} -%}
-  {%- for input in spec['inputs'] -%}
-    {%- do marks.update({dbt_multijoin._mj_mark_property(input['name']): dbt_multijoin._mj_current_mark(input['relation'], tracked[loop.index0])}) -%}
-  {%- endfor -%}
+  {%- set marks = dbt_multijoin._mj_current_marks(spec, tracked) -%}
   {%- set hint = spec['strategy'] == 'multiway' -%}
 
   {%- set incremental = dbt_multijoin.is_incremental() -%}

@@ -1,15 +1,18 @@
 {#- Private: what the materialization records on the table it built, and reading it back. -#}
 
-{% macro _mj_record_plan(relation, settings, operator, version) -%}
+{% macro _mj_record_plan(relation, settings, operator, version, more_properties={}) -%}
   {#- Evidence that outlives the run: the strategy, the join operator of the plan (the generic test
-      multijoin_operator_used reads it) and the extension's version. -#}
+      multijoin_operator_used reads it) and the extension's version; with `more_properties` (a
+      changed_keys run's marks) in the same ALTER TABLE: one commit of a Delta or Iceberg table. -#}
   {%- set version = version if version is not none and modules.re.fullmatch('[A-Za-z0-9_.+-]{1,64}', version) else 'none' -%}
+  {%- set properties = {'dbt_multijoin.strategy': settings['strategy'], 'dbt_multijoin.operator': operator, 'dbt_multijoin.extension_version': version} -%}
+  {%- do properties.update(more_properties) -%}
+  {%- set items = [] -%}
+  {%- for property, value in properties.items() -%}
+    {%- do items.append(dbt_multijoin._mj_string_literal(property) ~ ' = ' ~ dbt_multijoin._mj_string_literal(value)) -%}
+  {%- endfor -%}
   {%- call statement('dbt_multijoin_record_plan') -%}
-    alter table {{ relation }} set tblproperties (
-      'dbt_multijoin.strategy' = '{{ settings['strategy'] }}',
-      'dbt_multijoin.operator' = '{{ operator }}',
-      'dbt_multijoin.extension_version' = '{{ version }}'
-    )
+    alter table {{ relation }} set tblproperties ({{ items | join(', ') }})
   {%- endcall -%}
 {%- endmacro %}
 

@@ -47,9 +47,9 @@
   {%- if header is not none -%}
     {%- do dbt_multijoin._mj_drop_own_table(dbt_multijoin._mj_changed_keys_table(target_relation), false) -%}
     {%- do dbt_multijoin._mj_drop_own_table(dbt_multijoin._mj_changed_rows_table(target_relation), false) -%}
-    {%- do dbt_multijoin._mj_record_marks(target_relation, header, not incremental) -%}
   {%- endif -%}
-  {%- do dbt_multijoin._mj_record_plan(target_relation, settings, operator, version) -%}
+  {%- set marks = dbt_multijoin._mj_marks_properties(header, not incremental) if header is not none else {} -%}
+  {%- do dbt_multijoin._mj_record_plan(target_relation, settings, operator, version, marks) -%}
 
   {% set should_revoke = should_revoke(old_relation, full_refresh_mode=(not incremental)) %}
   {% do apply_grants(target_relation, grant_config, should_revoke) %}
