@@ -41,8 +41,9 @@
 
 
 {% macro _mj_tracked_columns(spec, changed_since) -%}
-  {#- How each input shows its changes: [{column, dtype}] (a column that grows when a row is
-      written) or [{change_feed: 'delta'}] (Delta's change data feed). `changed_since` is one
+  {#- How each input shows its changes, one per input: {column, dtype} (a column that grows when a
+      row is written), {change_feed: 'delta'} (Delta's change data feed) or {change_feed: 'iceberg',
+      snapshot} (an Iceberg table's changelog, and its current snapshot). `changed_since` is one
       value for every input or a mapping {input name: value}. -#}
   {%- if changed_since is none -%}
     {%- do dbt_multijoin._mj_fail("incremental_strategy 'changed_keys' needs multi_join(..., changed_since='<column>') (or 'change_feed', or a mapping {input name: either}): the column each input's rows grow in when they are written, e.g. updated_at") -%}
@@ -85,7 +86,8 @@
       or a Delta table with the change data feed on. -#}
   {%- set properties = dbt_multijoin._mj_table_properties(input['relation']) -%}
   {%- if (properties.get('format', '') | lower).startswith('iceberg') -%}
-    {{- return({'change_feed': 'iceberg'}) -}}
+    {#- Its current snapshot is its mark: read here, with the format, in one metadata query. -#}
+    {{- return({'change_feed': 'iceberg', 'snapshot': properties.get('current-snapshot-id', 'none')}) -}}
   {%- elif (properties.get('delta.enableChangeDataFeed', '') | lower) == 'true' -%}
     {{- return({'change_feed': 'delta'}) -}}
   {%- endif -%}
@@ -110,7 +112,7 @@
   {%- for input in spec['inputs'] -%}
     {%- set feed = tracked[loop.index0].get('change_feed') -%}
     {%- if feed == 'iceberg' -%}
-      {%- do found.update({loop.index0: dbt_multijoin._mj_table_properties(input['relation']).get('current-snapshot-id', 'none')}) -%}
+      {%- do found.update({loop.index0: tracked[loop.index0]['snapshot']}) -%}
     {%- elif feed -%}
       {%- do found.update({loop.index0: run_query('describe history ' ~ input['relation'] ~ ' limit 1')[0]['version'] | string}) -%}
     {%- else -%}
