@@ -1,24 +1,32 @@
 {#- Private: the changed_keys incremental strategy, the rendering side.
 
     A changed_keys model is one multi_join(..., changed_since=...) whose inputs each have a column
-    that grows when a row is written (changed_since). After every build the materialization records,
-    per input, the highest value it has read (its mark). The next run:
-    - the changed keys are the keys of input rows newer than their input's mark, or whose
-      changed_since is NULL (such a row is never older than a mark), gathered into a small table
-      (`<model>__dbt_mj_changed_keys`) by the materialization before the query runs;
+    that grows when a row is written (changed_since), or a change feed. After every build the
+    materialization records, per input, where it has read up to (its mark). The next run:
+    - the changed rows are the input rows newer than their input's mark (or whose changed_since
+      is NULL: such a row is never older than a mark), or the change feed's rows since the
+      recorded version; the materialization caches them, with their changed_since values, in a
+      temporary view before the query runs, raises each column's mark to the highest value
+      among them, and writes their distinct keys to the small table the query drives from
+      (`<model>__dbt_mj_changed_keys`);
     - the query is the multi-join restricted to those keys: the key table drives a LEFT
       multi-join of every input (the operator prunes each input with a bloom filter of the
       driver's keys before its shuffle), minus the key rows no input has any more; plus the rows
       whose key is NULL (never matched, re-derived on every run);
     - the materialization writes the query's rows to a scratch table
-      (`<model>__dbt_mj_changed_rows`), then replaces the target's rows of exactly those keys,
-      and every NULL-keyed row, by them in one MERGE (one atomic commit: Delta and Iceberg).
+      (`<model>__dbt_mj_changed_rows`), then replaces the target's rows of exactly those keys, and
+      every NULL-keyed row, by them in one MERGE (one atomic commit: Delta and Iceberg).
+    The changes view lives in the run's own Spark session (a Spark Thrift Server uncaches a
+    session's views when it closes; on the session method the next run of the model drops it);
+    the next run also drops the key and rows tables a failed run left.
 
     What the materialization needs from the rendering travels in a header comment at the top of
-    the compiled SQL: {"keys", "marks" (read before the query: the next run's lower bounds),
-    "changed_keys" (the key table's query, null for a full build), "changelog_views" (the
-    temporary views of Iceberg inputs' changes the key table's query reads)}. It also documents,
-    in target/compiled, which marks a run read from. -#}
+    the compiled SQL: {"keys", "marks" (the marks to record: change feeds' current versions read
+    before the query; for columns, the recorded marks that the changed rows raise), "changes"
+    (the changed rows' query, null for a full build), "mark_columns" ({mark property: {column,
+    instant}}: where the changed rows carry each column's values), "changelog_views" (the
+    temporary views of Iceberg inputs' changes that query reads)}. It also documents, in
+    target/compiled, which marks a run read from. -#}
 
 {% macro _mj_changed_keys_header_pattern() -%}
   {{- return('^/\\* dbt_multijoin changed_keys (\\{.*\\}) \\*/') -}}
@@ -30,13 +38,39 @@
 {%- endmacro %}
 
 
+{% macro _mj_temp_view(suffix) -%}
+  {#- The name of a temporary view of this model's run: `<model>__dbt_mj_<suffix>`, with the
+      schema in front so that models of one name in two schemas never share one. -#}
+  {{- return(modules.re.sub('[^a-z0-9_]', '_', (this.schema ~ '__' ~ this.identifier ~ '__dbt_mj_' ~ suffix) | lower)) -}}
+{%- endmacro %}
+
+
+{% macro _mj_changes_view() -%}
+  {#- The changed rows of every input: their keys and changed_since values. -#}
+  {{- return(dbt_multijoin._mj_temp_view('changes')) -}}
+{%- endmacro %}
+
+
 {% macro _mj_changed_keys_table(relation) -%}
+  {#- The distinct non-NULL keys of the changed rows: the driver of the changed keys' query. A
+      table, not a view over the changes: a query that reads a Delta table's change feed
+      (table_changes) and the same table itself resolves both to the change feed's snapshot
+      (Delta 3.3 and 4.0), so the query must not see the changes' plan. -#}
   {{- return(dbt_multijoin._mj_sibling(relation, '__dbt_mj_changed_keys')) -}}
 {%- endmacro %}
 
 
 {% macro _mj_changed_rows_table(relation) -%}
+  {#- The changed keys' rows, as the query computed them: the MERGE's source. A parquet table:
+      cached in a view, the rows cost more (CACHE TABLE plans the query more than once, a job
+      per Delta input each time) and the MERGE over the view was slower. -#}
   {{- return(dbt_multijoin._mj_sibling(relation, '__dbt_mj_changed_rows')) -}}
+{%- endmacro %}
+
+
+{% macro _mj_mark_column(index) -%}
+  {#- The column of the changes view carrying input `index`'s changed_since values. -#}
+  {{- return('dbt_multijoin_mark_' ~ index) -}}
 {%- endmacro %}
 
 
@@ -102,11 +136,20 @@
 {%- endmacro %}
 
 
-{% macro _mj_current_marks(spec, tracked) -%}
+{% macro _mj_highest_mark(column, instant) -%}
+  {#- The aggregate giving a column's mark as text: its highest value (for an instant, in
+      microseconds since the epoch). -#}
+  {{- return('cast(' ~ ('unix_micros(max(' ~ column ~ '))' if instant else 'max(' ~ column ~ ')') ~ ' as string)') -}}
+{%- endmacro %}
+
+
+{% macro _mj_current_marks(spec, tracked, recorded=none) -%}
   {#- Where each input stands now, {mark property: mark as text}: its highest changed_since value
       ('empty' when it has none), or for a change feed its current Delta version or Iceberg
       snapshot ('none' while the table has none). The highest values of every input tracked by a
-      column come from one query: one job, not one per input. -#}
+      column come from one query: one job, not one per input. With `recorded` (an incremental
+      run), an input tracked by a column keeps its recorded mark instead: the materialization
+      raises it from the changed rows it reads anyway, so no input is scanned for it. -#}
   {%- set found = {} -%}
   {%- set highest = [] -%}
   {%- for input in spec['inputs'] -%}
@@ -115,10 +158,11 @@
       {%- do found.update({loop.index0: tracked[loop.index0]['snapshot']}) -%}
     {%- elif feed -%}
       {%- do found.update({loop.index0: run_query('describe history ' ~ input['relation'] ~ ' limit 1')[0]['version'] | string}) -%}
+    {%- elif recorded is not none -%}
+      {%- do found.update({loop.index0: recorded[dbt_multijoin._mj_mark_property(input['name'])]}) -%}
     {%- else -%}
-      {%- set column = dbt_multijoin._mj_quote(tracked[loop.index0]['column']) -%}
-      {%- set value = 'unix_micros(max(' ~ column ~ '))' if dbt_multijoin._mj_is_instant(tracked[loop.index0]['dtype']) else 'max(' ~ column ~ ')' -%}
-      {%- do highest.append('select ' ~ loop.index0 ~ ' as input_index, cast(' ~ value ~ ' as string) as mark from ' ~ input['relation']) -%}
+      {%- set value = dbt_multijoin._mj_highest_mark(dbt_multijoin._mj_quote(tracked[loop.index0]['column']), dbt_multijoin._mj_is_instant(tracked[loop.index0]['dtype'])) -%}
+      {%- do highest.append('select ' ~ loop.index0 ~ ' as input_index, ' ~ value ~ ' as mark from ' ~ input['relation']) -%}
     {%- endif -%}
   {%- endfor -%}
   {%- if highest -%}
@@ -134,13 +178,14 @@
 {%- endmacro %}
 
 
-{% macro _mj_changed_rows(input, tracked, recorded, current, key_items) -%}
-  {#- The select of the keys of `input`'s rows written after the mark `recorded` (none when
-      nothing changed). A change feed gives every changed row: inserted, deleted, and both the
-      old and the new image of an update, so a key an update moved away from is changed too. -#}
+{% macro _mj_changed_rows(input, tracked, recorded, current, items) -%}
+  {#- The select of `items` (the keys, the changed_since values) over `input`'s rows written
+      after the mark `recorded` (none when nothing changed). A change feed gives every changed
+      row: inserted, deleted, and both the old and the new image of an update, so a key an
+      update moved away from is changed too. -#}
   {%- if tracked.get('change_feed') == 'iceberg' -%}
     {%- set view = dbt_multijoin._mj_iceberg_changes(input, recorded, current) -%}
-    {{- return(none if view is none else 'select ' ~ key_items ~ ' from ' ~ view) -}}
+    {{- return(none if view is none else 'select ' ~ items ~ ' from ' ~ view) -}}
   {%- elif tracked.get('change_feed') -%}
     {%- if not modules.re.fullmatch('\\d+', recorded) -%}
       {%- do dbt_multijoin._mj_fail("the recorded mark '" ~ recorded ~ "' of input '" ~ input['name'] ~ "' (" ~ input['relation'] ~ ") is not a Delta version: run with --full-refresh") -%}
@@ -148,9 +193,9 @@
     {%- if (current | int) <= (recorded | int) -%}
       {{- return(none) -}}
     {%- endif -%}
-    {{- return('select ' ~ key_items ~ ' from table_changes(' ~ dbt_multijoin._mj_string_literal(input['relation'] | string) ~ ', ' ~ ((recorded | int) + 1) ~ ', ' ~ current ~ ')') -}}
+    {{- return('select ' ~ items ~ ' from table_changes(' ~ dbt_multijoin._mj_string_literal(input['relation'] | string) ~ ', ' ~ ((recorded | int) + 1) ~ ', ' ~ current ~ ')') -}}
   {%- endif -%}
-  {{- return('select ' ~ key_items ~ ' from ' ~ input['relation'] ~ ' where ' ~ dbt_multijoin._mj_newer_than(tracked, recorded)) -}}
+  {{- return('select ' ~ items ~ ' from ' ~ input['relation'] ~ ' where ' ~ dbt_multijoin._mj_newer_than(tracked, recorded)) -}}
 {%- endmacro %}
 
 
@@ -181,9 +226,9 @@
 
 
 {% macro _mj_changelog_view(input) -%}
-  {#- The temporary view of an Iceberg input's changes for this model (dropped once the key table
-      is written). -#}
-  {{- return(modules.re.sub('[^a-z0-9_]', '_', (this.identifier ~ '__dbt_mj_changes_' ~ input['name']) | lower)) -}}
+  {#- The temporary view of an Iceberg input's changes for this model (dropped once the changed
+      rows are cached). -#}
+  {{- return(dbt_multijoin._mj_temp_view('changes_' ~ input['name'])) -}}
 {%- endmacro %}
 
 
@@ -221,53 +266,74 @@
 {%- endmacro %}
 
 
+{% macro _mj_keys_as_model_keys(input, spec) -%}
+  {#- `input`'s key columns under the model's key names: ['k as device_id', ...]. -#}
+  {%- set items = [] -%}
+  {%- for k in input['keys'] -%}
+    {%- do items.append(dbt_multijoin._mj_quote(k) ~ ' as ' ~ dbt_multijoin._mj_quote(spec['keys'][loop.index0])) -%}
+  {%- endfor -%}
+  {{- return(items) -}}
+{%- endmacro %}
+
+
 {% macro _mj_render_changed_keys(spec, changed_since) -%}
   {#- The header, then the whole model (a full build) or the changed keys' rows. -#}
   {%- set tracked = dbt_multijoin._mj_tracked_columns(spec, changed_since) -%}
-  {%- set marks = dbt_multijoin._mj_current_marks(spec, tracked) -%}
   {%- set hint = spec['strategy'] == 'multiway' -%}
 
   {%- set incremental = dbt_multijoin.is_incremental() -%}
   {%- set recorded = dbt_multijoin._mj_recorded_marks(this) if incremental else {} -%}
-  {%- set missing = marks.keys() | reject('in', recorded.keys()) | list -%}
+  {%- set missing = [] -%}
+  {%- for input in spec['inputs'] if dbt_multijoin._mj_mark_property(input['name']) not in recorded -%}
+    {%- do missing.append(dbt_multijoin._mj_mark_property(input['name'])) -%}
+  {%- endfor -%}
   {%- if not incremental or missing -%}
     {%- if incremental -%}
       {%- do log("dbt_multijoin: " ~ model.name ~ ": no recorded mark for " ~ missing | join(', ') ~ ": building the whole table", info=True) -%}
     {%- endif -%}
-    {%- set header = {'keys': spec['keys'], 'marks': marks, 'changed_keys': none} -%}
+    {%- set header = {'keys': spec['keys'], 'marks': dbt_multijoin._mj_current_marks(spec, tracked), 'changes': none} -%}
     {%- set whole = dbt_multijoin._mj_render_balanced(spec) if spec['strategy'] == 'balanced' else dbt_multijoin._mj_render_chain(spec, hint=hint) -%}
     {{- return('/* dbt_multijoin changed_keys ' ~ tojson(header) ~ ' */\n' ~ whole) -}}
   {%- endif -%}
+  {%- set marks = dbt_multijoin._mj_current_marks(spec, tracked, recorded) -%}
 
-  {#- The changed keys: keys of rows newer than their input's recorded mark. -#}
+  {#- The changed rows: keys of rows newer than their input's recorded mark, and, in a column of
+      its own per input tracked by a column, their changed_since values (NULL in the other
+      inputs' rows), from which the materialization raises the marks. -#}
+  {%- set mark_columns = {} -%}
+  {%- set column_tracked = [] -%}
+  {%- for i in range(spec['inputs'] | length) if not tracked[i].get('change_feed') -%}
+    {%- do column_tracked.append(i) -%}
+    {%- do mark_columns.update({dbt_multijoin._mj_mark_property(spec['inputs'][i]['name']): {
+        'column': dbt_multijoin._mj_mark_column(i), 'instant': dbt_multijoin._mj_is_instant(tracked[i]['dtype'])}}) -%}
+  {%- endfor -%}
   {%- set branches = [] -%}
   {%- for input in spec['inputs'] -%}
     {%- set property = dbt_multijoin._mj_mark_property(input['name']) -%}
-    {%- set keys = [] -%}
-    {%- for k in input['keys'] -%}
-      {%- do keys.append(dbt_multijoin._mj_quote(k) ~ ' as ' ~ dbt_multijoin._mj_quote(spec['keys'][loop.index0])) -%}
+    {%- set items = dbt_multijoin._mj_keys_as_model_keys(input, spec) -%}
+    {%- set index = loop.index0 -%}
+    {%- for i in column_tracked -%}
+      {%- do items.append((dbt_multijoin._mj_quote(tracked[i]['column']) if i == index else 'null') ~ ' as ' ~ dbt_multijoin._mj_mark_column(i)) -%}
     {%- endfor -%}
-    {%- set branch = dbt_multijoin._mj_changed_rows(input, tracked[loop.index0], recorded[property], marks[property], keys | join(', ')) -%}
+    {%- set branch = dbt_multijoin._mj_changed_rows(input, tracked[index], recorded[property], marks[property], items | join(', ')) -%}
     {%- if branch is not none -%}
       {%- do branches.append('    ' ~ branch) -%}
     {%- endif -%}
   {%- endfor -%}
   {%- if not branches -%}
-    {#- Nothing changed: an empty key set of the keys' types. -#}
-    {%- do branches.append('    select ' ~ dbt_multijoin._mj_column_list(spec['inputs'][0]['keys']) ~ ' from ' ~ spec['inputs'][0]['relation'] ~ ' where false') -%}
+    {#- Nothing changed (only change feeds, none with a new version): no rows, of the keys' types. -#}
+    {%- do branches.append('    select ' ~ dbt_multijoin._mj_keys_as_model_keys(spec['inputs'][0], spec) | join(', ') ~ ' from ' ~ spec['inputs'][0]['relation'] ~ ' where false') -%}
   {%- endif -%}
-  {%- set key_list = dbt_multijoin._mj_column_list(spec['keys']) -%}
-  {%- set changed_keys_sql = 'select distinct ' ~ key_list ~ ' from (\n' ~ branches | join('\n    union all\n') ~ '\n) as newer_rows\nwhere not (' ~ dbt_multijoin._mj_any_key_null(none, spec['keys']) ~ ')' -%}
+  {%- set changes_sql = 'select * from (\n' ~ branches | join('\n    union all\n') ~ '\n) as newer_rows' -%}
 
   {#- The changed keys' rows: the key table drives a LEFT multi-join of every input; a key that
       no input has any more gives no row (as in the FULL join). The key columns are the FULL
       join's coalesce of the inputs' keys, not the driver's, so values such as -0.0 come out as a
       full build writes them. -#}
-  {%- set key_table = dbt_multijoin._mj_changed_keys_table(this) -%}
   {%- set head = dbt_multijoin._mj_chain_head(spec, hint, true) -%}
   {%- set sides = head['sides'] -%}
   {%- set lines = head['lines'] -%}
-  {%- do lines.append('from ' ~ key_table ~ ' as changed') -%}
+  {%- do lines.append('from ' ~ dbt_multijoin._mj_changed_keys_table(this) ~ ' as changed') -%}
   {%- set present = [] -%}
   {%- for side in sides -%}
     {%- set conditions = [] -%}
@@ -298,6 +364,6 @@
       {%- do views.append(dbt_multijoin._mj_changelog_view(input)) -%}
     {%- endif -%}
   {%- endfor -%}
-  {%- set header = {'keys': spec['keys'], 'marks': marks, 'changed_keys': changed_keys_sql, 'changelog_views': views} -%}
+  {%- set header = {'keys': spec['keys'], 'marks': marks, 'changes': changes_sql, 'mark_columns': mark_columns, 'changelog_views': views} -%}
   {{- return('/* dbt_multijoin changed_keys ' ~ tojson(header) ~ ' */\n' ~ lines | join('\n') ~ '\nunion all\n' ~ dbt_multijoin._mj_render_chain(null_spec, hint=hint)) -}}
 {%- endmacro %}

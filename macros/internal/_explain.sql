@@ -36,12 +36,15 @@
 
 
 {% macro _mj_check_query(sql) -%}
-  {#- Plan the query as the session stands: a parse error raises here and an analysis error is
-      reported, while no conf of the model has been changed yet. -#}
-  {%- set error = dbt_multijoin._mj_plan_error(dbt_multijoin._mj_explain(sql)) -%}
-  {%- if error is not none -%}
-    {%- do dbt_multijoin._mj_fail("Spark cannot plan the model's query: " ~ error) -%}
-  {%- endif -%}
+  {#- Analyse the query as the session stands, before any conf of the model is changed: a parse
+      or analysis error (a column that does not resolve, say) fails the model here with Spark's
+      message. DESCRIBE QUERY stops after analysis: unlike EXPLAIN it does not optimize the
+      query, which for Delta inputs runs a job per input. Returns the query's column names. -#}
+  {%- set columns = [] -%}
+  {%- for row in run_query('describe query ' ~ sql) -%}
+    {%- do columns.append(row['col_name']) -%}
+  {%- endfor -%}
+  {{- return(columns) -}}
 {%- endmacro %}
 
 

@@ -60,11 +60,23 @@
 {%- endmacro %}
 
 
+{% macro _mj_cache_view(view, sql, statement_name) -%}
+  {#- `sql`'s rows, cached under the temporary view `view` (CACHE TABLE runs the query now; Spark
+      keeps the rows in memory and spills them to disk). A failed run in this session may have
+      left the view: it is dropped first. -#}
+  {%- do dbt_multijoin._mj_exec('drop view if exists ' ~ view) -%}
+  {%- call statement(statement_name) -%}
+    cache table {{ view }} as
+{{ sql }}
+  {%- endcall -%}
+{%- endmacro %}
+
+
 {% macro _mj_write_scratch_table(relation, sql, statement_name) -%}
-  {#- A parquet table of the package's own (the changed keys, their rows), dropped first if a
-      failed run left it. Created empty, then filled: a CREATE TABLE AS killed while it writes
-      leaves files that no table owns, and Spark then refuses to create a table of that name
-      (LOCATION_ALREADY_EXISTS); a killed INSERT leaves a table, which the next run drops. -#}
+  {#- A parquet table of the package's own, dropped first if a failed run left it. Created
+      empty, then filled: a CREATE TABLE AS killed while it writes leaves files that no table
+      owns, and Spark then refuses to create a table of that name (LOCATION_ALREADY_EXISTS); a
+      killed INSERT leaves a table, which the next run drops. -#}
   {%- do dbt_multijoin._mj_drop_own_table(relation, false) -%}
   {%- call statement(statement_name ~ '_create') -%}
     create table {{ relation }} using parquet as select * from (
@@ -79,37 +91,60 @@
 {%- endmacro %}
 
 
-{% macro _mj_write_changed_keys(header) -%}
-  {#- The key table the changed-keys query drives from (dropped first if a failed run left it). -#}
-  {%- set key_table = dbt_multijoin._mj_changed_keys_table(this) -%}
-  {%- do dbt_multijoin._mj_write_scratch_table(key_table, header['changed_keys'], 'dbt_multijoin_changed_keys') -%}
-  {%- for view in header.get('changelog_views', []) -%}
-    {%- do dbt_multijoin._mj_exec('drop view if exists ' ~ view) -%}
-  {%- endfor -%}
-  {%- set count = run_query('select count(*) as n from ' ~ key_table)[0]['n'] | int -%}
-  {%- do header.update({'changed_key_count': count}) -%}
-  {%- do log("dbt_multijoin: " ~ model.name ~ ": " ~ count ~ " changed keys", info=True) -%}
+{% macro _mj_drop_changed_keys_scratch(relation) -%}
+  {#- Drop the changes view (which uncaches it), the key table and the rows table of a
+      changed_keys run. -#}
+  {%- do dbt_multijoin._mj_exec('drop view if exists ' ~ dbt_multijoin._mj_changes_view()) -%}
+  {%- do dbt_multijoin._mj_drop_own_table(dbt_multijoin._mj_changed_keys_table(relation), false) -%}
+  {%- do dbt_multijoin._mj_drop_own_table(dbt_multijoin._mj_changed_rows_table(relation), false) -%}
 {%- endmacro %}
 
 
-{% macro _mj_merge_changed_keys(header, target_relation, sql) -%}
+{% macro _mj_write_changed_keys(header, relation) -%}
+  {#- Read the changed rows of every input once, into a cached view; write their distinct keys to
+      the key table the query drives from; and, from one query, the number of changed keys and
+      each column's new mark (the highest changed_since value among the changed rows, or the
+      recorded mark where there is none). Both are read from the cache, not from the inputs. -#}
+  {%- set changes = dbt_multijoin._mj_changes_view() -%}
+  {%- set key_table = dbt_multijoin._mj_changed_keys_table(relation) -%}
+  {%- do dbt_multijoin._mj_drop_changed_keys_scratch(relation) -%}
+  {%- do dbt_multijoin._mj_cache_view(changes, header['changes'], 'dbt_multijoin_changes') -%}
+  {%- set keys = dbt_multijoin._mj_column_list(header['keys']) -%}
+  {%- do dbt_multijoin._mj_write_scratch_table(key_table, 'select distinct ' ~ keys ~ ' from ' ~ changes ~ ' where not (' ~ dbt_multijoin._mj_any_key_null(none, header['keys']) ~ ')', 'dbt_multijoin_changed_keys') -%}
+  {%- set items = ['(select count(*) from ' ~ key_table ~ ') as changed_key_count'] -%}
+  {%- for mark in header['mark_columns'].values() -%}
+    {%- do items.append(dbt_multijoin._mj_highest_mark(mark['column'], mark['instant']) ~ ' as ' ~ mark['column']) -%}
+  {%- endfor -%}
+  {#- A global aggregate: one row, also when nothing changed. -#}
+  {%- set found = run_query('select count(*) as changed_rows, ' ~ items | join(', ') ~ ' from ' ~ changes)[0] -%}
+  {%- for property, mark in header['mark_columns'].items() if found[mark['column']] is not none -%}
+    {%- do header['marks'].update({property: found[mark['column']] | string}) -%}
+  {%- endfor -%}
+  {#- The changes view reads the Iceberg changelog views: it goes first. -#}
+  {%- do dbt_multijoin._mj_exec('drop view if exists ' ~ changes) -%}
+  {%- for view in header.get('changelog_views', []) -%}
+    {%- do dbt_multijoin._mj_exec('drop view if exists ' ~ view) -%}
+  {%- endfor -%}
+  {%- do header.update({'changed_key_count': found['changed_key_count'] | int}) -%}
+  {%- do log("dbt_multijoin: " ~ model.name ~ ": " ~ header['changed_key_count'] ~ " changed keys", info=True) -%}
+{%- endmacro %}
+
+
+{% macro _mj_merge_changed_keys(header, target_relation, sql, columns) -%}
   {#- Replace, in one MERGE (statement 'main'), every target row of a changed key and every
-      target row with a NULL key by the rows of `sql`. The source is one delete marker per
-      changed key, one marker for all NULL-keyed rows, and the new rows (which never match). A
-      target row matches at most one marker: its key, or the all-NULL marker when any of its key
-      columns is NULL.
-      The new rows are written to a scratch parquet table first, by the very statement whose plan
-      the materialization proved (EXPLAIN), and the MERGE reads that table. Delta materializes a
-      MERGE source anyway; over the query itself the MERGE was slower and shuffled more (k = 8,
-      2M keys per input, 1% changed: 10.2 s and 350 MiB, against 2.5 s + 6.0 s and 227 MiB).
+      target row with a NULL key by the rows of `sql` (whose output columns are `columns`). The
+      source is one delete marker per changed key, one marker for all NULL-keyed rows, and the
+      new rows (which never match). A target row matches at most one marker: its key, or the
+      all-NULL marker when any of its key columns is NULL.
+      The new rows are written to a scratch parquet table first, by the very statement whose
+      plan the materialization proved (EXPLAIN), and the MERGE reads that table. Delta
+      materializes a MERGE source anyway;
+      over the query itself the MERGE was slower and shuffled more (k = 8, 2M keys per input, 1%
+      changed: 10.2 s and 350 MiB, against 2.5 s + 6.0 s and 227 MiB).
       Because the MERGE also inserts, Delta and Iceberg join the source to the target with the
       target on the side that is not kept, which Spark cannot broadcast: the whole target would
       be shuffled to find the few rows replaced. A condition on the target alone
       (_mj_replaced_rows_filter) is pushed below that join and drops most target rows first. -#}
-  {%- set columns = [] -%}
-  {%- for row in run_query('describe query ' ~ sql) -%}
-    {%- do columns.append(row['col_name']) -%}
-  {%- endfor -%}
   {%- set existing_columns = adapter.get_columns_in_relation(target_relation) -%}
   {%- set existing = existing_columns | map(attribute='name') | list -%}
   {%- if existing | map('lower') | list != columns | map('lower') | list -%}
@@ -184,13 +219,12 @@
       {{- return(none) -}}
     {%- endif -%}
   {%- endfor -%}
-  {%- set hashes = [] -%}
-  {#- As text, so no client rounds a 64-bit value; the lowest long has no literal of its own. -#}
-  {%- for row in run_query('select distinct cast(xxhash64(' ~ dbt_multijoin._mj_column_list(keys) ~ ') as string) as key_hash from ' ~ key_table) -%}
-    {%- set hash = row['key_hash'] | string -%}
-    {%- do hashes.append("cast('-9223372036854775808' as bigint)" if hash == '-9223372036854775808' else hash ~ 'L') -%}
-  {%- endfor -%}
-  {{- return('(' ~ dbt_multijoin._mj_any_key_null('target', keys) ~ ' or xxhash64(' ~ dbt_multijoin._mj_column_list(keys, 'target') ~ ') in (' ~ hashes | join(', ') ~ '))') -}}
+  {#- The literals are written by Spark, in one row: no client rounds a 64-bit value, and the
+      lowest long, which has no literal of its own, is written as a cast. -#}
+  {%- set hash = 'xxhash64(' ~ dbt_multijoin._mj_column_list(keys) ~ ')' -%}
+  {%- set literal = "if(" ~ hash ~ " = -9223372036854775808, \"cast('-9223372036854775808' as bigint)\", concat(cast(" ~ hash ~ " as string), 'L'))" -%}
+  {%- set hashes = run_query('select concat_ws(\', \', collect_set(' ~ literal ~ ')) as key_hashes from ' ~ key_table)[0]['key_hashes'] -%}
+  {{- return('(' ~ dbt_multijoin._mj_any_key_null('target', keys) ~ ' or xxhash64(' ~ dbt_multijoin._mj_column_list(keys, 'target') ~ ') in (' ~ hashes ~ '))') -}}
 {%- endmacro %}
 
 

@@ -18,19 +18,17 @@
   {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=model['alias']) -%}
   {%- set incremental = dbt_multijoin.is_incremental() -%}
   {%- set header = dbt_multijoin._mj_changed_keys_header(compiled_code) if strategy == 'changed_keys' else none -%}
-  {%- if header is not none and incremental != (header['changed_keys'] is not none) -%}
+  {%- if header is not none and incremental != (header['changes'] is not none) -%}
     {#- multi_join rendered the other kind of run (e.g. no recorded marks): do what it rendered. -#}
-    {%- set incremental = header['changed_keys'] is not none -%}
+    {%- set incremental = header['changes'] is not none -%}
   {%- endif -%}
 
   {%- set version = dbt_multijoin._mj_require_extension(settings) -%}
   {%- if incremental and header is not none -%}
-    {%- do dbt_multijoin._mj_write_changed_keys(header) -%}
+    {%- do dbt_multijoin._mj_write_changed_keys(header, target_relation) -%}
   {%- endif -%}
-  {%- if settings['confs'] -%}
-    {#- Parse and analysis errors surface here, before any conf is changed. -#}
-    {%- do dbt_multijoin._mj_check_query(compiled_code) -%}
-  {%- endif -%}
+  {#- Parse and analysis errors surface here, before any conf is changed. -#}
+  {%- set columns = dbt_multijoin._mj_check_query(compiled_code) -%}
 
   {%- set saved = dbt_multijoin._mj_set_confs(settings['confs']) -%}
   {%- set operator = dbt_multijoin._mj_check_plan(compiled_code, settings, saved) -%}
@@ -38,15 +36,14 @@
   {%- if not incremental -%}
     {%- do dbt_multijoin._mj_build_full(target_relation, old_relation, compiled_code) -%}
   {%- elif header is not none -%}
-    {%- do dbt_multijoin._mj_merge_changed_keys(header, target_relation, compiled_code) -%}
+    {%- do dbt_multijoin._mj_merge_changed_keys(header, target_relation, compiled_code, columns) -%}
   {%- else -%}
     {%- do dbt_multijoin._mj_apply_incremental(strategy, target_relation, old_relation, compiled_code) -%}
   {%- endif -%}
 
   {%- do dbt_multijoin._mj_restore_confs(saved) -%}
-  {%- if header is not none -%}
-    {%- do dbt_multijoin._mj_drop_own_table(dbt_multijoin._mj_changed_keys_table(target_relation), false) -%}
-    {%- do dbt_multijoin._mj_drop_own_table(dbt_multijoin._mj_changed_rows_table(target_relation), false) -%}
+  {%- if incremental and header is not none -%}
+    {%- do dbt_multijoin._mj_drop_changed_keys_scratch(target_relation) -%}
   {%- endif -%}
   {%- set marks = dbt_multijoin._mj_marks_properties(header, not incremental) if header is not none else {} -%}
   {%- do dbt_multijoin._mj_record_plan(target_relation, settings, operator, version, marks) -%}
