@@ -26,7 +26,7 @@ from pathlib import Path
 
 FULL_STRATEGIES = ("chain", "balanced", "union_group", "multiway", "floor")
 SHAPES = {  # shape -> the strategies that compute its join (or, for floor, bound its cost)
-    "unique": FULL_STRATEGIES,
+    "unique": FULL_STRATEGIES + ("multiway_concat",),
     # GROUP BY k with max() merges duplicated keys: it is the FULL join only for unique keys.
     "dups": tuple(s for s in FULL_STRATEGIES if s != "union_group"),
     # The vanilla LEFT chain runs with Spark's own runtime filter at its defaults.
@@ -55,6 +55,9 @@ SHAPE_CONFS = {
 STRATEGY_CONFS = {
     # The operator without reporting its output partitioning: GROUP BY k shuffles again.
     "multiway_unreported": {"spark.multijoin.fullOuter.outputPartitioning": "false"},
+    # The operator outside whole-stage codegen: it concatenates each combination's rows into one,
+    # which the projection above copies again (each output row written twice).
+    "multiway_concat": {"spark.multijoin.codegen.enabled": "false"},
 }
 STRATEGIES = FULL_STRATEGIES + tuple(STRATEGY_CONFS)
 _DATA_OF = {"grouped": "unique"}  # shapes that read another shape's inputs
@@ -164,6 +167,7 @@ def build(spark, strategy: str, shape: str, k: int):
         return reduce(lambda a, b: a.unionAll(b), parts)
     sql = {"chain": lambda: chain_sql(shape, k), "multiway": lambda: chain_sql(shape, k, hint=True),
            "multiway_unreported": lambda: chain_sql(shape, k, hint=True),
+           "multiway_concat": lambda: chain_sql(shape, k, hint=True),
            "balanced": lambda: balanced_sql(shape, 1, k + 1), "union_group": lambda: union_group_sql(shape, k)}
     query = sql[strategy]()
     return spark.sql(grouped_sql(query, k) if shape == "grouped" else query)

@@ -26,3 +26,21 @@ def optimized_plan(df) -> str:
 
 def uses_multijoin(df) -> bool:
     return "MultiJoin" in optimized_plan(df)
+
+
+def multijoin_generates_code(df) -> bool:
+    """Whether the executed MultiJoin is the source of a whole-stage codegen stage, so that the
+    code generated for the operators above it reads its input rows' fields (instead of the
+    operator concatenating each combination's rows into one row)."""
+
+    def stage_has_multijoin(node) -> bool:
+        name = node.getClass().getSimpleName()
+        if name == "MultiJoinExec":
+            return True
+        if name == "InputAdapter":  # the stage's boundary: below it is another stage
+            return False
+        children = node.children()
+        return any(stage_has_multijoin(children.apply(i)) for i in range(children.size()))
+
+    return any(stage_has_multijoin(node.child()) for node in executed_nodes(df)
+               if node.getClass().getSimpleName() == "WholeStageCodegenExec")

@@ -2,8 +2,9 @@
 
 Hypothesis generates the inputs (N from 2 to 8, every key type, null and duplicate keys, empty
 and single-row inputs, composite keys, mixed numeric key types, NaN and -0.0) and the spelling
-(flat chain, nested subqueries, USING). Each case runs the query twice on the same session: with
-the hint, where failOnFallback makes sure the operator really ran, and without it, which is
+(flat chain, nested subqueries, USING), with adaptive execution on or off and the operator
+inside a whole-stage codegen stage or not. Each case runs the query twice on the same session:
+with the hint, where failOnFallback makes sure the operator really ran, and without it, which is
 Spark's own plan. The results must be equal as multisets.
 """
 
@@ -19,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spark_plans import executed_nodes, uses_multijoin
+from spark_plans import executed_nodes, multijoin_generates_code, uses_multijoin
 
 # A small pool per type, so that keys collide across inputs and repeat within one.
 KEY_POOLS = {
@@ -69,6 +70,7 @@ def scenarios(draw):
         "inputs": inputs,
         "spelling": draw(st.sampled_from(SPELLINGS)),
         "adaptive": draw(st.booleans()),
+        "codegen": draw(st.booleans()),
     }
 
 
@@ -138,7 +140,8 @@ def register_inputs(spark, types, inputs) -> None:
         spark.createDataFrame(rows, ", ".join(columns)).createOrReplaceTempView(f"t{i + 1}")
 
 
-def assert_same_rows_as_vanilla(spark, hinted_sql: str, vanilla_sql: str) -> None:
+def assert_same_rows_as_vanilla(spark, hinted_sql: str, vanilla_sql: str):
+    """Returns the executed hinted query."""
     hinted = spark.sql(hinted_sql)
     assert uses_multijoin(hinted), f"MultiJoin not planned for:\n{hinted_sql}"
     expected = multiset(spark.sql(vanilla_sql).collect())
@@ -146,18 +149,25 @@ def assert_same_rows_as_vanilla(spark, hinted_sql: str, vanilla_sql: str) -> Non
     assert actual == expected, (
         f"\nquery: {hinted_sql}\nmissing: {expected - actual}\nextra: {actual - expected}"
     )
+    return hinted
 
 
 def assert_chain_returns_the_vanilla_rows(spark, case) -> None:
     spark.conf.set("spark.multijoin.failOnFallback", "true")
     spark.conf.set("spark.sql.adaptive.enabled", str(case["adaptive"]).lower())
-    register_inputs(spark, case["types"], case["inputs"])
-    n, arity = len(case["inputs"]), len(case["types"][0])
-    assert_same_rows_as_vanilla(
-        spark,
-        chain_sql(n, arity, case["spelling"], hint=True),
-        chain_sql(n, arity, case["spelling"], hint=False),
-    )
+    spark.conf.set("spark.multijoin.codegen.enabled", str(case["codegen"]).lower())
+    try:
+        register_inputs(spark, case["types"], case["inputs"])
+        n, arity = len(case["inputs"]), len(case["types"][0])
+        hinted = assert_same_rows_as_vanilla(
+            spark,
+            chain_sql(n, arity, case["spelling"], hint=True),
+            chain_sql(n, arity, case["spelling"], hint=False),
+        )
+        # The case ran the path it names (a few dozen columns: Spark generates code for them).
+        assert multijoin_generates_code(hinted) == case["codegen"]
+    finally:
+        spark.conf.unset("spark.multijoin.codegen.enabled")
 
 
 @settings(
@@ -368,12 +378,15 @@ def wide_inputs(draw):
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
-@given(inputs=wide_inputs(), spelling=st.sampled_from(["using", "flat"]))
-def test_every_column_type_and_width_comes_out_intact(spark, inputs, spelling):
-    """The operator writes its output rows by concatenating the inputs' rows, bits and bytes:
-    every storage kind, null or not, and inputs of 0 to 70 value columns must come out as the
-    vanilla join returns them."""
+@given(inputs=wide_inputs(), spelling=st.sampled_from(["using", "flat"]), codegen=st.booleans())
+def test_every_column_type_and_width_comes_out_intact(spark, inputs, spelling, codegen):
+    """The operator hands out its output either as the fields of the inputs' rows, read by the
+    code Spark generates above it, or as rows it concatenates, bits and bytes: either way every
+    storage kind, null or not, and inputs of 0 to 70 value columns must come out as the vanilla
+    join returns them. (Past spark.sql.codegen.maxFields, 100 fields nested ones included, Spark
+    generates no code and the operator concatenates.)"""
     spark.conf.set("spark.multijoin.failOnFallback", "true")
+    spark.conf.set("spark.multijoin.codegen.enabled", str(codegen).lower())
     n = len(inputs)
     for i, (key_type, types, rows) in enumerate(inputs):
         columns = [f"k1 {key_type}"] + [f"c{i + 1}_{j} {t}" for j, t in enumerate(types)]
@@ -394,7 +407,14 @@ def test_every_column_type_and_width_comes_out_intact(spark, inputs, spelling):
         columns = ", ".join(f"{a}.*" for a in aliases)
         return f"SELECT {hint_sql}coalesce({', '.join(keys)}) AS k, {columns} FROM t1 {joins}"
 
-    assert_same_rows_as_vanilla(spark, sql(hint=True), sql(hint=False))
+    try:
+        hinted = assert_same_rows_as_vanilla(spark, sql(hint=True), sql(hint=False))
+        operator = next(n for n in executed_nodes(hinted) if n.getClass().getSimpleName() == "MultiJoinExec")
+        codegen_stage = getattr(getattr(spark._jvm.org.apache.spark.sql.execution, "WholeStageCodegenExec$"), "MODULE$")
+        too_wide = codegen_stage.isTooManyFields(spark._jsparkSession.sessionState().conf(), operator.schema())
+        assert multijoin_generates_code(hinted) == (codegen and not too_wide)
+    finally:
+        spark.conf.unset("spark.multijoin.codegen.enabled")
 
 
 def spark_minor(spark) -> tuple[int, int]:

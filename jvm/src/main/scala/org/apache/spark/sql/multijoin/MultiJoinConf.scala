@@ -80,6 +80,15 @@ object MultiJoinConf {
     .booleanConf
     .createWithDefault(true)
 
+  val CODEGEN_ENABLED = SQLConf.buildConf("spark.multijoin.codegen.enabled")
+    .doc("When true (and whole-stage codegen is on), the operator hands the operators above it " +
+      "(a projection, a filter, an aggregation) the fields of its N input rows, so that each " +
+      "output row is written once, by the code Spark generates for them. When false it first " +
+      "concatenates the N rows into one, which the operators above then read and copy again.")
+    .version("0.1.0")
+    .booleanConf
+    .createWithDefault(true)
+
   def bloomFilterEnabled: Boolean = SQLConf.get.getConf(BLOOM_FILTER_ENABLED)
   def bloomFilterMinSizeRatio: Double = SQLConf.get.getConf(BLOOM_FILTER_MIN_SIZE_RATIO)
   def bloomFilterFpp: Double = SQLConf.get.getConf(BLOOM_FILTER_FPP)
@@ -88,4 +97,5 @@ object MultiJoinConf {
   def enabled: Boolean = SQLConf.get.getConf(ENABLED)
   def failOnFallback: Boolean = SQLConf.get.getConf(FAIL_ON_FALLBACK)
   def fullOutputPartitioning: Boolean = SQLConf.get.getConf(FULL_OUTPUT_PARTITIONING)
+  def codegenEnabled: Boolean = SQLConf.get.getConf(CODEGEN_ENABLED)
 }

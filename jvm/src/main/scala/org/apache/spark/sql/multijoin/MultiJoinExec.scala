@@ -1,11 +1,14 @@
 package org.apache.spark.sql.multijoin
 
+import org.apache.spark.TaskContext
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Ascending, Attribute, BindReferences, Expression, SortOrder, UnsafeProjection, UnsafeRow}
-import org.apache.spark.sql.catalyst.plans.{FullOuter, JoinType}
+import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, CodeGenerator, ExprCode, FalseLiteral, JavaCode}
+import org.apache.spark.sql.catalyst.expressions.codegen.Block._
+import org.apache.spark.sql.catalyst.plans.{FullOuter, Inner, JoinType, LeftOuter}
 import org.apache.spark.sql.catalyst.plans.physical.{ClusteredDistribution, Distribution, Partitioning, UnknownPartitioning}
-import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.{CodegenSupport, SparkPlan}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.types.StructType
 
@@ -15,13 +18,19 @@ import org.apache.spark.sql.types.StructType
  * SortMergeJoinExec, the operator sorts its inputs itself (see [[InputSorter]] for why), each
  * exactly once and only when the child does not already deliver it in key order. Execution (per
  * partition, a merge of N sorted iterators) lives in [[MultiJoinScanner]].
+ *
+ * Inside a whole-stage codegen stage the operator is the stage's source: the code generated for
+ * the operators above it (the projection that computes the coalesced key and picks the columns,
+ * a filter, an aggregation) reads the fields of the N input rows of each combination directly,
+ * so each output row is written once, by them. Outside one (codegen off, or a plan Spark does
+ * not generate code for) it concatenates the N rows into one output row instead.
  */
 case class MultiJoinExec(
     keys: Seq[Seq[Expression]],
     joinType: JoinType,
     children: Seq[SparkPlan],
     reportsCoalescedKey: Boolean)
-  extends SparkPlan {
+  extends SparkPlan with CodegenSupport {
 
   override def output: Seq[Attribute] = MultiJoin.output(joinType, children.map(_.output))
 
@@ -71,8 +80,12 @@ case class MultiJoinExec(
         SQLMetrics.createMetric(sparkContext, s"number of rows read from input ${i + 1}")
     }
 
-  protected override def doExecute(): RDD[InternalRow] = {
-    // Everything the tasks need is computed here, so the closure does not capture the plan.
+  /**
+   * One scanner per partition over the N children's rows, each sorted here if it does not
+   * arrive sorted, as an RDD of `emit(scanner)`. Everything the tasks need is computed here, so
+   * the closure does not capture the plan.
+   */
+  private def scan[T: scala.reflect.ClassTag](emit: MultiJoinScanner => Iterator[T]): RDD[T] = {
     val numOutputRows = longMetric("numOutputRows")
     val spillSize = longMetric("spillSize")
     val sortTime = longMetric("sortTime")
@@ -93,10 +106,10 @@ case class MultiJoinExec(
     val inMemoryThreshold = conf.getConf(MultiJoinConf.BUFFER_IN_MEMORY_THRESHOLD)
     val spillThreshold = conf.getConf(MultiJoinConf.BUFFER_SPILL_THRESHOLD)
 
-    new MultiZippedPartitionsRDD[InternalRow, InternalRow](
+    new MultiZippedPartitionsRDD[InternalRow, T](
       sparkContext,
       children.map(_.execute()),
-      (context, inputs) => {
+      (context: TaskContext, inputs: Seq[Iterator[InternalRow]]) => {
         val sortedInputs = inputs.indices.map { i =>
           val rows = MultiJoinExec.asUnsafeRows(inputs(i), inputSchemas(i))
           sorters(i).fold(rows)(_.sort(rows, sortTime, sortPeakMemory, sortSpillSize))
@@ -112,8 +125,78 @@ case class MultiJoinExec(
           inputRows = inputRows,
           spillSize = spillSize)
         context.addTaskCompletionListener[Unit](_ => scanner.close())
-        scanner
+        emit(scanner)
       })
+  }
+
+  /** Without whole-stage codegen: each combination as one concatenated row. */
+  protected override def doExecute(): RDD[InternalRow] = scan[InternalRow](scanner => scanner)
+
+  // --- as the source of a whole-stage codegen stage ---
+
+  override def supportCodegen: Boolean = conf.getConf(MultiJoinConf.CODEGEN_ENABLED)
+
+  /**
+   * The stage's one input: per combination, the array of the N input rows. Typed as rows for the
+   * stage, which hands its input iterator to the generated code untouched; only that code reads
+   * the elements, as arrays.
+   */
+  override def inputRDDs(): Seq[RDD[InternalRow]] =
+    Seq(scan[Array[UnsafeRow]](_.rowsIterator).asInstanceOf[RDD[InternalRow]])
+
+  // The operator's loop hands the operators above one combination at a time and returns to the
+  // stage after each (shouldStop), so no row has to be copied.
+  override def needCopyResult: Boolean = false
+
+  override protected def doProduce(ctx: CodegenContext): String = {
+    val input = ctx.addMutableState("scala.collection.Iterator", "multiJoinInput",
+      v => s"$v = inputs[0];", forceInline = true)
+    val rowClass = classOf[UnsafeRow].getName
+    val combination = ctx.freshName("combination")
+    val rows = children.indices.map(i => ctx.freshName(s"input${i + 1}Row"))
+    val columns = children.zipWithIndex.flatMap { case (child, i) =>
+      child.output.zipWithIndex.map { case (attribute, ordinal) =>
+        column(ctx, rows(i), MultiJoinExec.mayBeMissing(joinType, i), attribute, ordinal)
+      }
+    }
+    ctx.currentVars = null
+    s"""
+       |while ($input.hasNext()) {
+       |  $rowClass[] $combination = ($rowClass[]) $input.next();
+       |  ${rows.zipWithIndex.map { case (row, i) => s"$rowClass $row = $combination[$i];" }.mkString("\n")}
+       |  ${consume(ctx, columns)}
+       |  if (shouldStop()) return;
+       |}
+     """.stripMargin
+  }
+
+  /**
+   * The code reading field `ordinal` of input row `row`: null when the input has no row in this
+   * combination (`missing`) or the field is null. Evaluated only if an operator above uses it.
+   */
+  private def column(
+      ctx: CodegenContext,
+      row: String,
+      missing: Boolean,
+      attribute: Attribute,
+      ordinal: Int): ExprCode = {
+    val dataType = attribute.dataType
+    val javaType = CodeGenerator.javaType(dataType)
+    val value = ctx.freshName("value")
+    val read = CodeGenerator.getValue(row, dataType, ordinal.toString)
+    val nullWhen = (if (missing) Seq(s"$row == null") else Nil) ++
+      (if (attribute.nullable) Seq(s"$row.isNullAt($ordinal)") else Nil)
+    if (nullWhen.isEmpty) {
+      ExprCode(code"$javaType $value = $read;", FalseLiteral, JavaCode.variable(value, dataType))
+    } else {
+      val isNull = ctx.freshName("isNull")
+      val code =
+        code"""
+              |boolean $isNull = ${nullWhen.mkString(" || ")};
+              |$javaType $value = $isNull ? ${CodeGenerator.defaultValue(dataType)} : ($read);
+             """.stripMargin
+      ExprCode(code, JavaCode.isNullVariable(isNull), JavaCode.variable(value, dataType))
+    }
   }
 
   override def simpleString(maxFields: Int): String = {
@@ -131,6 +214,14 @@ case class MultiJoinExec(
 object MultiJoinExec {
   /** The key of input `input`'s row count (0-based), numbered from 1 as its label is. */
   def inputRowsMetric(input: Int): String = s"numInputRows${input + 1}"
+
+  /** Whether a combination may lack a row of input `input`: FULL any, LEFT all but the driver. */
+  def mayBeMissing(joinType: JoinType, input: Int): Boolean = joinType match {
+    case FullOuter => true
+    case LeftOuter => input > 0
+    case Inner => false
+    case other => throw new IllegalStateException(s"MultiJoin does not support $other")
+  }
 
   /**
    * The sorter and the merge work on UnsafeRows, which Spark's operators emit; this converts the

@@ -25,7 +25,9 @@ import org.apache.spark.sql.types._
  *
  * Keys are compared as UnsafeRows with the key ordering, except a single integral, date or
  * timestamp column read straight from the row (see [[KeyAsLong]]): then as longs, with no key
- * projection per row. Output rows are the inputs' rows concatenated by [[UnsafeRowConcatenator]].
+ * projection per row. Each combination is handed out either as the inputs' rows themselves
+ * ([[nextRows]], for code generated to read their fields) or as those rows concatenated into one
+ * by [[UnsafeRowConcatenator]] ([[next]]).
  */
 private[multijoin] final class MultiJoinScanner(
     joinType: JoinType,
@@ -75,7 +77,7 @@ private[multijoin] final class MultiJoinScanner(
   // input has no row for it); `multiRowInputs` lists the inputs whose group has several rows,
   // iterated as an odometer (the last one fastest).
   private[this] val joined = new Array[UnsafeRow](n)
-  private[this] val concatenator = new UnsafeRowConcatenator(inputSchemas)
+  private[this] lazy val concatenator = new UnsafeRowConcatenator(inputSchemas)
   private[this] val buffers = new Array[ExternalAppendOnlyUnsafeRowArray](n)
   private[this] val bufferIterators = new Array[Iterator[UnsafeRow]](n)
   private[this] val multiRowInputs = new Array[Int](n)
@@ -88,11 +90,23 @@ private[multijoin] final class MultiJoinScanner(
 
   override def hasNext: Boolean = pending || { pending = nextCombination() || nextGroup(); pending }
 
-  override def next(): InternalRow = {
+  override def next(): InternalRow = concatenator.concat(nextRows())
+
+  /**
+   * The next combination as each input's row, null where the input has none for it: the array
+   * and its rows are reused, valid until the next call.
+   */
+  def nextRows(): Array[UnsafeRow] = {
     if (!hasNext) throw new NoSuchElementException("MultiJoinScanner is exhausted")
     pending = false
     numOutputRows += 1
-    concatenator.concat(joined)
+    joined
+  }
+
+  /** The combinations as [[nextRows]] gives them. */
+  def rowsIterator: Iterator[Array[UnsafeRow]] = new Iterator[Array[UnsafeRow]] {
+    override def hasNext: Boolean = MultiJoinScanner.this.hasNext
+    override def next(): Array[UnsafeRow] = nextRows()
   }
 
   /** Releases the buffers and reports what they spilled. Called when the task completes. */
