@@ -1,11 +1,14 @@
 """The operator on fixed examples: the worked example of docs/semantics.md, the plan it gets,
-its metrics, a hot key that must spill, and wide chains."""
+its metrics, a hot key that must spill, wide chains, and how adaptive execution lays out its
+tasks."""
 
 from __future__ import annotations
 
 import re
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pyspark.errors import AnalysisException
 
 from spark_plans import multijoin_metrics, node_names, uses_multijoin
@@ -219,3 +222,58 @@ def test_filter_on_the_coalesced_key_stays_above_the_operator(spark):
     df = spark.sql(f"SELECT * FROM ({inner}) WHERE k1 >= 3")
     assert uses_multijoin(df)
     assert sorted(r.k1 for r in df.collect()) == [3, 4]
+
+
+def _operator_partitions(df) -> list[int]:
+    """The number of partitions each input of the (single) MultiJoin is read in."""
+    operator = next(node for node in _nodes(df) if node.nodeName() == "MultiJoin")
+    children = operator.children()
+    return [children.apply(i).outputPartitioning().numPartitions() for i in range(children.size())]
+
+
+def test_adaptive_reads_are_coalesced_into_whole_waves_of_tasks(spark):
+    """AQE coalesces the inputs' shuffle reads as one group, here into an odd number of tasks;
+    on 2 cores the operator's rule regroups them into the next even number (the same ranges for
+    every input), and the rows stay the vanilla ones. Off, AQE's count stays."""
+    n = 3
+    register_inputs(spark, [["BIGINT"]] * n, [[(i * 7 + j, j) for i in range(3000)] for j in range(n)])
+    confs = {"spark.sql.adaptive.enabled": "true", "spark.sql.shuffle.partitions": "40",
+             "spark.sql.adaptive.coalescePartitions.parallelismFirst": "false",
+             "spark.sql.adaptive.advisoryPartitionSizeInBytes": "20k"}
+    slots = spark.sparkContext.defaultParallelism
+    counts = {}
+    try:
+        for key, value in confs.items():
+            spark.conf.set(key, value)
+        for whole_waves in ("false", "true"):
+            spark.conf.set("spark.multijoin.coalesceToWholeWaves", whole_waves)
+            df = assert_same_rows_as_vanilla(spark, chain_sql(n, 1, "flat", hint=True), chain_sql(n, 1, "flat", hint=False))
+            partitions = _operator_partitions(df)
+            assert len(set(partitions)) == 1, partitions
+            counts[whole_waves] = partitions[0]
+    finally:
+        for key in [*confs, "spark.multijoin.coalesceToWholeWaves"]:
+            spark.conf.unset(key)
+    assert slots == 2 and counts["false"] % slots == 1, counts  # the case the rule is for
+    assert counts["true"] == counts["false"] + 1, counts
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_whole_wave_ranges_cover_the_partitions_evenly(spark, data):
+    """The regrouping itself: `count` contiguous, non-empty ranges covering every shuffle
+    partition, none holding more than its share of the bytes plus one partition's."""
+    sizes = data.draw(st.lists(st.integers(0, 10**12), min_size=1, max_size=60))
+    count = data.draw(st.integers(1, len(sizes)))
+    gateway = spark.sparkContext._gateway
+    array = gateway.new_array(gateway.jvm.long, len(sizes))
+    for i, size in enumerate(sizes):
+        array[i] = size
+    found = spark._jvm.org.apache.spark.sql.multijoin.CoalesceToWholeWaves.ranges(array, count)
+    ranges = [(found.apply(i)._1(), found.apply(i)._2()) for i in range(found.size())]
+    assert len(ranges) == count
+    assert ranges[0][0] == 0 and ranges[-1][1] == len(sizes)
+    assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))
+    assert all(start < end for start, end in ranges)
+    share = sum(sizes) / count
+    assert all(sum(sizes[start:end]) <= share + max(sizes) for start, end in ranges), (sizes, ranges)

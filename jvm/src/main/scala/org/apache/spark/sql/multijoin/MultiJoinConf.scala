@@ -89,6 +89,15 @@ object MultiJoinConf {
     .booleanConf
     .createWithDefault(true)
 
+  val COALESCE_TO_WHOLE_WAVES = SQLConf.buildConf("spark.multijoin.coalesceToWholeWaves")
+    .doc("When true, with adaptive execution, the shuffle reads under a multi-join are " +
+      "re-coalesced after Spark's own coalescing into the next multiple of the cluster's task " +
+      "slots (spark default parallelism), in ranges of about equal bytes, so that the merge " +
+      "stage runs in whole waves instead of ending with idle cores.")
+    .version("0.1.0")
+    .booleanConf
+    .createWithDefault(true)
+
   def bloomFilterEnabled: Boolean = SQLConf.get.getConf(BLOOM_FILTER_ENABLED)
   def bloomFilterMinSizeRatio: Double = SQLConf.get.getConf(BLOOM_FILTER_MIN_SIZE_RATIO)
   def bloomFilterFpp: Double = SQLConf.get.getConf(BLOOM_FILTER_FPP)

@@ -18,7 +18,10 @@ import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo, Li
  *     MultiJoin nodes and unified keys it needs, and precede planning, so that each filter sits
  *     below its input's shuffle;
  *  5. planning: [[MultiJoin]] becomes [[MultiJoinExec]], EnsureRequirements gives each input
- *     exactly one shuffle, and the operator sorts each input once.
+ *     exactly one shuffle, and the operator sorts each input once;
+ *  6. adaptive execution, once the inputs' shuffles have run: AQE coalesces the N shuffle reads
+ *     as one group, then [[CoalesceToWholeWaves]] regroups them into whole waves of tasks
+ *     (query-stage optimizer rules run after Spark's own).
  */
 class MultiJoinExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
@@ -33,6 +36,7 @@ class MultiJoinExtensions extends (SparkSessionExtensions => Unit) {
     // Pre-CBO rules run in the order they are injected, in one batch.
     extensions.injectPreCBORule(_ => RuntimeBloomFilter)
     extensions.injectPlannerStrategy(_ => MultiJoinStrategy)
+    extensions.injectQueryStageOptimizerRule(session => CoalesceToWholeWaves(session))
     extensions.injectFunction(MultiJoinExtensions.versionFunction)
   }
 }
