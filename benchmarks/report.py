@@ -56,9 +56,9 @@ class Target:
 TARGETS = (
     Target("unique", 8, 2_000_000, "chain", "multiway", ">=", 2.5),
     Target("unique", 8, 2_000_000, "balanced", "multiway", ">=", 1.8),
-    Target("unique", 8, 2_000_000, "multiway", "floor", "<=", 1.3),
+    Target("unique", 8, 2_000_000, "multiway", "floor", "<=", 1.1),
     Target("unique", 4, 2_000_000, "chain", "multiway", ">=", 1.3),
-    Target("unique", 16, 1_000_000, "multiway", "floor", "<=", 1.3),
+    Target("unique", 16, 1_000_000, "multiway", "floor", "<=", 1.15),
     Target("dups", 8, 2_000_000, "chain", "multiway", ">=", 2.0),
     Target("left", 6, 2_000_000, "chain", "multiway", ">=", 2.0),
     Target("left", 6, 2_000_000, "chain", "multiway", ">=", 3.0, of="shuffle_bytes"),
