@@ -1,7 +1,8 @@
-"""Multijoin models on a Spark Thrift Server that also runs Delta (the extension list and catalog
-as a user sets them at `spark-submit`): a server killed while it writes (the previous table
-survives with exactly its rows, and the next successful run leaves no staging relation behind),
-and the changed_keys property test in a smaller set than on the session target.
+"""Multijoin models on a Spark Thrift Server that also runs Delta or Iceberg (the extension list
+and catalog as a user sets them at `spark-submit`): a server killed while it writes (the previous
+table survives with exactly its rows, and the next successful run leaves no staging relation
+behind), and the changed_keys property test in a smaller set than on the session target, on a
+server of each format.
 """
 
 from __future__ import annotations
@@ -45,11 +46,11 @@ SLOW = "java_method('java.lang.Thread', 'sleep', cast(40 as bigint)) is not null
 RUNTIMES_DIR = Path.home() / ".cache" / "dbt-multijoin" / "runtimes"
 
 
-def start_server(state_dir: Path, jar: Path, port: int) -> thrift.ThriftServer:
+def start_server(state_dir: Path, jar: Path, port: int, table_format: str = "delta") -> thrift.ThriftServer:
     """Our jar with --jars; Delta's and Iceberg's on the driver's class path (a Thrift server
     closes the --jars/--packages class loader at the end of each client session: our extension
-    loads its classes up front, theirs do not)."""
-    confs = table_format_confs("delta", pyspark.__version__, jar, state_dir)
+    loads its classes up front, theirs do not). `table_format`'s catalog is spark_catalog."""
+    confs = table_format_confs(table_format, pyspark.__version__, jar, state_dir)
     for key in ("spark.jars", "spark.jars.packages", "spark.sql.warehouse.dir"):
         del confs[key]
     confs["spark.driver.extraClassPath"] = ":".join(str(p) for p in runtime_jars(pyspark.__version__, RUNTIMES_DIR))
@@ -67,9 +68,10 @@ def wide_model(config: str, where: str = "true") -> str:
     )
 
 
-CASES = {
-    "parquet full build": "file_format='parquet'",
-    "delta changed_keys": "file_format='delta', incremental_strategy='changed_keys'",
+CASES = {  # the server's table format (its inputs'), the model's config
+    "parquet full build": ("delta", "file_format='parquet'"),
+    "delta changed_keys": ("delta", "file_format='delta', incremental_strategy='changed_keys'"),
+    "iceberg changed_keys": ("iceberg", "file_format='iceberg', incremental_strategy='changed_keys'"),
 }
 
 
@@ -77,13 +79,13 @@ CASES = {
 def test_server_killed_while_writing_keeps_the_previous_table(tmp_path, case):
     jar = private_jar(tmp_path)
     state_dir, port = tmp_path / "server", free_port()
-    config = CASES[case]
-    start_server(state_dir, jar, port)
+    table_format, config = CASES[case]
+    start_server(state_dir, jar, port, table_format)
     try:
         for statement in [
             "create database if not exists pipeline_thrift",
-            "create table pipeline_thrift.a using delta as select cast(id as int) as k, cast(id as int) as a_v, cast(1 as bigint) as updated_at from range(400)",
-            "create table pipeline_thrift.b using delta as select cast(id * 2 as int) as k, cast(id as int) as b_v, cast(1 as bigint) as updated_at from range(400)",
+            f"create table pipeline_thrift.a using {table_format} as select cast(id as int) as k, cast(id as int) as a_v, cast(1 as bigint) as updated_at from range(400)",
+            f"create table pipeline_thrift.b using {table_format} as select cast(id * 2 as int) as k, cast(id as int) as b_v, cast(1 as bigint) as updated_at from range(400)",
         ]:
             hive_execute(port, statement)
         project = make_tiny_project(tmp_path, render_profile("thrift", "multijoin", "pipeline_thrift", port))
@@ -112,7 +114,7 @@ def test_server_killed_while_writing_keeps_the_previous_table(tmp_path, case):
             if process.poll() is None:
                 process.kill()
         thrift.stop(port, state_dir)
-        start_server(state_dir, jar, port)
+        start_server(state_dir, jar, port, table_format)
 
         assert sorted(hive_query(port, "select * from pipeline_thrift.wide")) == before
 
@@ -150,15 +152,16 @@ def _wait_for_the_write(log: Path, runs_before: int, timeout: float = 240) -> No
     raise AssertionError(f"the run did not reach its write within {timeout}s")
 
 
-@pytest.fixture(scope="module")
-def delta_server(tmp_path_factory):
-    """One Thrift server with Delta for the property test's examples; stopped by pid at the end."""
-    directory = tmp_path_factory.mktemp("changed-keys-thrift")
+@pytest.fixture(scope="module", params=["delta", "iceberg"])
+def format_server(request, tmp_path_factory):
+    """One Thrift server per table format for the property test's examples: (port, format);
+    stopped by pid at the end."""
+    directory = tmp_path_factory.mktemp(f"changed-keys-thrift-{request.param}")
     jar = private_jar(directory)
     state_dir, port = directory / "server", free_port()
-    start_server(state_dir, jar, port)
+    start_server(state_dir, jar, port, request.param)
     try:
-        yield port
+        yield port, request.param
     finally:
         thrift.stop(port, state_dir)
 
@@ -168,16 +171,17 @@ _SCHEMAS = itertools.count(1)
 
 @settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(batches=BATCHES)
-def test_changed_keys_on_thrift_equals_full_rebuild(delta_server, tmp_path_factory, batches):
-    """As pipeline_tests/test_changed_keys.py, through the server: Delta inputs changed between
-    dbt runs (b read through its change feed), the table equal to a full rebuild after every run."""
-    port = delta_server
+def test_changed_keys_on_thrift_equals_full_rebuild(format_server, tmp_path_factory, batches):
+    """As pipeline_tests/test_changed_keys.py, through the server: Delta or Iceberg inputs changed
+    between dbt runs (b read through its change feed: Delta's change data feed, Iceberg's
+    changelog), the table equal to a full rebuild after every run."""
+    port, table_format = format_server
     schema = f"changed_keys_thrift_{next(_SCHEMAS)}"
     hive_execute(port, f"create database {schema}")
-    inputs = Inputs(lambda sql: hive_execute(port, sql), lambda sql: hive_query(port, sql), schema, "delta")
+    inputs = Inputs(lambda sql: hive_execute(port, sql), lambda sql: hive_query(port, sql), schema, table_format)
     project = make_tiny_project(tmp_path_factory.mktemp("project"), render_profile("thrift", "multijoin", schema, port))
     project_file = project.root / "dbt_project.yml"
-    project_file.write_text(project_file.read_text().replace("+file_format: parquet", "+file_format: delta"))
+    project_file.write_text(project_file.read_text().replace("+file_format: parquet", f"+file_format: {table_format}"))
     models = project.root / "models"
     for leftover in models.glob("tiny_*.sql"):
         leftover.unlink()
