@@ -43,7 +43,7 @@ def test_every_shape_ran_its_strategies(run):
     _, results = run
     groups = _groups(results)
     assert sorted(groups) == ["dups", "left", "left_compact", "left_skewed", "unique"]
-    assert sorted(groups["unique"]["strategies"]) == ["balanced", "chain", "floor", "multiway", "union_group"]
+    assert sorted(groups["unique"]["strategies"]) == ["balanced", "chain", "floor", "multiway", "multiway_concat", "union_group"]
     assert sorted(groups["dups"]["strategies"]) == ["balanced", "chain", "floor", "multiway"]
     for shape in DRIVEN_SHAPES:
         assert sorted(groups[shape]["strategies"]) == ["chain", "multiway"]

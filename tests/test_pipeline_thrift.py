@@ -30,7 +30,7 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(
         spark_minor(pyspark.__version__) not in RUNTIMES,
-        reason=f"no Delta release for Spark {pyspark.__version__} on Maven Central",
+        reason=f"no Delta or Iceberg release for Spark {pyspark.__version__} on Maven Central",
     ),
 ]
 
