@@ -20,6 +20,15 @@ def multijoin_metrics(df) -> dict[str, int]:
     return node_metrics(nodes[0])
 
 
+def skip_wrappers(node):
+    """Below codegen and adaptive-execution wrappers, to the node that does the work."""
+    while node.getClass().getSimpleName() in (
+        "WholeStageCodegenExec", "InputAdapter", "AQEShuffleReadExec", "ShuffleQueryStageExec"
+    ):
+        node = node.children().apply(0) if node.children().size() else node.plan()
+    return node
+
+
 def optimized_plan(df) -> str:
     return df._jdf.queryExecution().optimizedPlan().toString()
 

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.errors import AnalysisException
 
-from spark_plans import multijoin_metrics, node_names, uses_multijoin
+from spark_plans import multijoin_metrics, node_names, skip_wrappers, uses_multijoin
 from test_operator_differential import assert_same_rows_as_vanilla, chain_sql, register_inputs
 
 
@@ -77,20 +77,11 @@ def test_plan_has_one_exchange_per_input_and_the_operator_sorts_them(spark, adap
     plan = df._jdf.queryExecution().executedPlan().toString()
     multijoin = next(node for node in _nodes(df) if node.nodeName() == "MultiJoin")
     children = multijoin.children()
-    child_names = [_skip_wrappers(children.apply(i)).nodeName() for i in range(children.size())]
+    child_names = [skip_wrappers(children.apply(i)).nodeName() for i in range(children.size())]
     assert child_names == ["Exchange"] * n, (child_names, plan)
     assert "sorts inputs: all" in plan, plan
     metrics = multijoin_metrics(df)
     assert metrics["sortPeakMemory"] > 0, metrics
-
-
-def _skip_wrappers(node):
-    """Below codegen and adaptive-execution wrappers, to the node that does the work."""
-    while node.getClass().getSimpleName() in (
-        "WholeStageCodegenExec", "InputAdapter", "AQEShuffleReadExec", "ShuffleQueryStageExec"
-    ):
-        node = node.children().apply(0) if node.children().size() else node.plan()
-    return node
 
 
 def test_inputs_that_arrive_in_key_order_are_not_sorted_again(spark, tmp_path):

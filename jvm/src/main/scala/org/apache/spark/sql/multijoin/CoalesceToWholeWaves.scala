@@ -34,18 +34,20 @@ case class CoalesceToWholeWaves(session: SparkSession) extends AQEShuffleReadRul
 
   /** The join over re-coalesced reads, or None when its reads are not AQE's plain coalescing. */
   private def regroup(join: MultiJoinExec, slots: Int): Option[MultiJoinExec] = {
-    val reads = join.children.collect {
+    // Each read with its input's bytes per shuffle partition.
+    val readsAndBytes = join.children.collect {
       case read @ AQEShuffleReadExec(stage: ShuffleQueryStageExec, _)
-          if isSupported(stage.shuffle) && stage.mapStats.isDefined => read
+          if isSupported(stage.shuffle) && stage.mapStats.isDefined =>
+        (read, stage.mapStats.get.bytesByPartitionId)
     }
-    if (reads.size != join.children.size) return None
+    if (readsAndBytes.size != join.children.size) return None
+    val (reads, inputBytes) = readsAndBytes.unzip
     // AQE gave every input the same reducer ranges; each spec carries its own input's size.
     val ranges = reads.map(_.partitionSpecs.map {
       case spec: CoalescedPartitionSpec => Some((spec.startReducerIndex, spec.endReducerIndex))
       case _ => None
     })
     if (ranges.exists(r => r.contains(None) || r != ranges.head)) return None
-    val inputBytes = reads.map(_.child.asInstanceOf[ShuffleQueryStageExec].mapStats.get.bytesByPartitionId)
     val bytes = inputBytes.reduce((a, b) => a.zip(b).map { case (x, y) => x + y })
     val current = ranges.head.flatten
     val covers = current.nonEmpty && current.head._1 == 0 && current.last._2 == bytes.length &&
@@ -53,7 +55,7 @@ case class CoalesceToWholeWaves(session: SparkSession) extends AQEShuffleReadRul
     val wanted = (current.size + slots - 1) / slots * slots
     if (!covers || wanted == current.size || wanted > bytes.length) return None
     val regrouped = CoalesceToWholeWaves.ranges(bytes, wanted)
-    val newReads = reads.zip(inputBytes).map { case (read, own) =>
+    val newReads = readsAndBytes.map { case (read, own) =>
       read.copy(partitionSpecs = regrouped.map { case (start, end) =>
         CoalescedPartitionSpec(start, end, Some(own.slice(start, end).sum)): ShufflePartitionSpec
       })

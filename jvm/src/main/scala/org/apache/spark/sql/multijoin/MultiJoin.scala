@@ -47,10 +47,16 @@ object MultiJoin {
    * FULL join, all but the driver of a LEFT one) shows its columns as nullable, whatever it
    * declared: consumers must check for null.
    */
-  def output(joinType: JoinType, inputs: Seq[Seq[Attribute]]): Seq[Attribute] = joinType match {
-    case FullOuter => inputs.flatten.map(_.withNullability(true))
-    case LeftOuter => inputs.head ++ inputs.tail.flatten.map(_.withNullability(true))
-    case Inner => inputs.flatten
+  def output(joinType: JoinType, inputs: Seq[Seq[Attribute]]): Seq[Attribute] =
+    inputs.zipWithIndex.flatMap { case (attributes, i) =>
+      if (mayBeMissing(joinType, i)) attributes.map(_.withNullability(true)) else attributes
+    }
+
+  /** Whether a combination may lack a row of input `input`: FULL any, LEFT all but the driver. */
+  def mayBeMissing(joinType: JoinType, input: Int): Boolean = joinType match {
+    case FullOuter => true
+    case LeftOuter => input > 0
+    case Inner => false
     case other => throw new IllegalStateException(s"MultiJoin does not support $other")
   }
 }

@@ -106,5 +106,4 @@ object MultiJoinConf {
   def enabled: Boolean = SQLConf.get.getConf(ENABLED)
   def failOnFallback: Boolean = SQLConf.get.getConf(FAIL_ON_FALLBACK)
   def fullOutputPartitioning: Boolean = SQLConf.get.getConf(FULL_OUTPUT_PARTITIONING)
-  def codegenEnabled: Boolean = SQLConf.get.getConf(CODEGEN_ENABLED)
 }

@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Ascending, Attribute, BindReferences, Expression, SortOrder, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, CodeGenerator, ExprCode, FalseLiteral, JavaCode}
 import org.apache.spark.sql.catalyst.expressions.codegen.Block._
-import org.apache.spark.sql.catalyst.plans.{FullOuter, Inner, JoinType, LeftOuter}
+import org.apache.spark.sql.catalyst.plans.{FullOuter, JoinType}
 import org.apache.spark.sql.catalyst.plans.physical.{ClusteredDistribution, Distribution, Partitioning, UnknownPartitioning}
 import org.apache.spark.sql.execution.{CodegenSupport, SparkPlan}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
@@ -156,7 +156,7 @@ case class MultiJoinExec(
     val rows = children.indices.map(i => ctx.freshName(s"input${i + 1}Row"))
     val columns = children.zipWithIndex.flatMap { case (child, i) =>
       child.output.zipWithIndex.map { case (attribute, ordinal) =>
-        column(ctx, rows(i), MultiJoinExec.mayBeMissing(joinType, i), attribute, ordinal)
+        column(ctx, rows(i), MultiJoin.mayBeMissing(joinType, i), attribute, ordinal)
       }
     }
     ctx.currentVars = null
@@ -214,14 +214,6 @@ case class MultiJoinExec(
 object MultiJoinExec {
   /** The key of input `input`'s row count (0-based), numbered from 1 as its label is. */
   def inputRowsMetric(input: Int): String = s"numInputRows${input + 1}"
-
-  /** Whether a combination may lack a row of input `input`: FULL any, LEFT all but the driver. */
-  def mayBeMissing(joinType: JoinType, input: Int): Boolean = joinType match {
-    case FullOuter => true
-    case LeftOuter => input > 0
-    case Inner => false
-    case other => throw new IllegalStateException(s"MultiJoin does not support $other")
-  }
 
   /**
    * The sorter and the merge work on UnsafeRows, which Spark's operators emit; this converts the
