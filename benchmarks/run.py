@@ -116,7 +116,13 @@ def parse(argv: list[str] | None):
     p.add_argument("--name", help="results go to benchmarks/results/NAME (default: "
                                   "targets-spark<version> or custom-spark<version>)")
     p.add_argument("--out", type=Path, help="results directory (instead of --name)")
-    p.add_argument("--work-dir", type=Path, default=HERE / "work", help="generated inputs, spill")
+    p.add_argument("--work-dir", type=Path, default=HERE / "work",
+                   help="generated inputs (and Spark's local files unless --local-dir)")
+    p.add_argument("--local-dir", type=Path,
+                   help="Spark's shuffle and spill files (default: WORK_DIR/spark-local). Every map "
+                        "task of a 200-partition shuffle creates 200 files: on a disk slow to create "
+                        "files that fixed cost per stage swamps small queries (the LEFT shapes); "
+                        "a memory-backed directory (/dev/shm/...) measures the joins without it")
     args = p.parse_args(argv)
     unknown = [s for s in args.shapes if s not in workload.SHAPES]
     if unknown or args.reps < 1 or args.warmup < 0:
@@ -171,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         "spark.sql.shuffle.partitions": str(args.shuffle_partitions),
         "spark.multijoin.failOnFallback": "true",  # multiway is always the operator, never vanilla
         "spark.ui.showConsoleProgress": "false",
-        "spark.local.dir": str(work / "spark-local"),
+        "spark.local.dir": str((args.local_dir or work / "spark-local").resolve()),
         "spark.sql.warehouse.dir": str(work / "spark-warehouse"),
     }
     command = "python -m benchmarks " + shlex.join(sys.argv[1:] if argv is None else argv)
