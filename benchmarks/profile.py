@@ -44,7 +44,9 @@ def samples(recording: Path) -> tuple[Counter, Counter]:
     components, methods = Counter(), Counter()
     for event in json.loads(printed.stdout)["recording"]["events"]:
         values = event["values"]
-        if not ((values.get("sampledThread") or {}).get("javaName") or "").startswith("Executor task launch"):
+        # Spark 3.5 names task threads "Executor task launch worker ..."; Spark 4 renames an idle
+        # one "Executor task idle worker ...", and JFR may keep either name for the thread.
+        if not ((values.get("sampledThread") or {}).get("javaName") or "").startswith("Executor task"):
             continue
         frames = [f"{f['method']['type']['name'].replace('/', '.')}.{f['method']['name']}"
                   for f in (values.get("stackTrace") or {}).get("frames") or []]
