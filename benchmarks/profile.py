@@ -68,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--strategies", type=list_arg, default=["multiway", "floor"])
     p.add_argument("--reps", type=int, default=2)
     p.add_argument("--out", type=Path, default=HERE / "results" / "profile")
+    p.add_argument("--seed", type=int, default=0, help="data set, as for python -m benchmarks")
     p.add_argument("--work-dir", type=Path, default=HERE / "work")
     args = p.parse_args(argv)
     out = args.out.resolve()
@@ -79,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         spark.sparkContext.setLogLevel("ERROR")
         pid = str(spark.sparkContext._jvm.ProcessHandle.current().pid())
-        workload.register_inputs(spark, args.work_dir.resolve(), args.shape, args.rows, args.k)
+        workload.register_inputs(spark, args.work_dir.resolve(), args.shape, args.rows, args.k, args.seed)
         for strategy in args.strategies:
             measure(spark, strategy, args.shape, args.k)  # untimed: JIT and caches warm
             recording = out / f"{strategy}.jfr"

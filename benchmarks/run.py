@@ -116,6 +116,9 @@ def parse(argv: list[str] | None):
     p.add_argument("--name", help="results go to benchmarks/results/NAME (default: "
                                   "targets-spark<version> or custom-spark<version>)")
     p.add_argument("--out", type=Path, help="results directory (instead of --name)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="draw a fresh data set: other keys per input, driver keys and values "
+                        "(default 0: the data of the committed results)")
     p.add_argument("--work-dir", type=Path, default=HERE / "work",
                    help="generated inputs (and Spark's local files unless --local-dir)")
     p.add_argument("--local-dir", type=Path,
@@ -125,8 +128,8 @@ def parse(argv: list[str] | None):
                         "a memory-backed directory (/dev/shm/...) measures the joins without it")
     args = p.parse_args(argv)
     unknown = [s for s in args.shapes if s not in workload.SHAPES]
-    if unknown or args.reps < 1 or args.warmup < 0:
-        p.error(f"shapes are {', '.join(workload.SHAPES)}; --reps >= 1, --warmup >= 0")
+    if unknown or args.reps < 1 or args.warmup < 0 or args.seed < 0:
+        p.error(f"shapes are {', '.join(workload.SHAPES)}; --reps >= 1, --warmup >= 0, --seed >= 0")
     if args.targets:
         groups = target_groups(args.scale)
     else:
@@ -190,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         run["machine"] = _machine(spark)
         for shape, rows, ks, strategies in groups:
             for k in ks:
-                inputs = workload.register_inputs(spark, work, shape, rows, k)
+                inputs = workload.register_inputs(spark, work, shape, rows, k, args.seed)
                 run["groups"].append({"shape": shape, "rows": rows, "k": k, "input_rows": inputs,
                                       "strategies": measure_group(spark, shape, rows, k, strategies, args)})
     finally:

@@ -70,31 +70,36 @@ def columns(shape: str, i: int) -> list[str]:
     return [f"c{i}_{j}" for j in range(COLUMNS if i > 0 and shape != "left_compact" else 1)]
 
 
-def _input_df(spark, shape: str, rows: int, i: int):
-    """Input i (t0 is a LEFT shape's driver): a function of (shape, rows, i) only."""
+def _input_df(spark, shape: str, rows: int, i: int, seed: int = 0):
+    """Input i (t0 is a LEFT shape's driver): a function of (shape, rows, i, seed) only. Seed 0
+    is the data of the committed results; another seed draws a fresh data set of the same shape:
+    other keys in each input, another 5% of them in the driver, another hot key, other values."""
+    salt = f", {seed}" if seed else ""
+    driver_keys = f"pmod(xxhash64(id{salt}), 20) = 0" if seed else "pmod(id, 20) = 0"
     if shape == "left_compact":
-        ids = spark.range(rows).where("pmod(id, 20) = 0") if i == 0 else spark.range(rows)
+        ids = spark.range(rows).where(driver_keys) if i == 0 else spark.range(rows)
         return ids.selectExpr("id AS k", "id % 100 AS c0_0" if i == 0 else f"id * {i} AS c{i}_0")
     if shape == "left":
-        ids = spark.range(rows).where("pmod(id, 20) = 0") if i == 0 else spark.range(rows)
+        ids = spark.range(rows).where(driver_keys) if i == 0 else spark.range(rows)
     elif shape == "left_skewed":
-        # The hot key is id 1's: `rows` more driver rows of it, spread over 16 files as a big
+        # The hot key is one id's: `rows` more driver rows of it, spread over 16 files as a big
         # table's rows are (AQE splits a partition only between map tasks' blocks).
-        ids = (spark.range(2 * rows).selectExpr("IF(id < %d, id, 1) AS id" % rows).repartition(16)
+        hot = 1 + seed % rows
+        ids = (spark.range(2 * rows).selectExpr(f"IF(id < {rows}, id, {hot}) AS id").repartition(16)
                if i == 0 else spark.range(rows))
     else:
-        ids = spark.range(2 * rows).where(f"pmod(xxhash64(id, {i}), 2) = 0")
+        ids = spark.range(2 * rows).where(f"pmod(xxhash64(id, {i}{salt}), 2) = 0")
         if shape == "dups":
             ids = ids.selectExpr(
-                f"explode(sequence(1, IF(pmod(xxhash64(id, {i}, 1), 10) = 0, 3, 1))) AS copy", "id")
-    values = [f"rand({i * 100 + j}) AS {name}" for j, name in enumerate(columns(shape, i))]
+                f"explode(sequence(1, IF(pmod(xxhash64(id, {i}, 1{salt}), 10) = 0, 3, 1))) AS copy", "id")
+    values = [f"rand({seed * 10_000 + i * 100 + j}) AS {name}" for j, name in enumerate(columns(shape, i))]
     return ids.selectExpr(f"id * CAST({SCRAMBLE} AS BIGINT) AS k", *values)
 
 
-def register_inputs(spark, work_dir: Path, shape: str, rows: int, k: int) -> dict[str, int]:
+def register_inputs(spark, work_dir: Path, shape: str, rows: int, k: int, seed: int = 0) -> dict[str, int]:
     """Temp views over inputs of the shape (generated on first use); returns rows per view."""
     shape = _DATA_OF.get(shape, shape)
-    directory = work_dir / "data" / f"v{_DATA_VERSION}-{shape}-{rows}"
+    directory = work_dir / "data" / f"v{_DATA_VERSION}-{shape}-{rows}{f'-seed{seed}' if seed else ''}"
     # The scrambled key relies on wrapping 64-bit multiplication (Spark 4 turns ANSI mode on).
     ansi = spark.conf.get("spark.sql.ansi.enabled")
     spark.conf.set("spark.sql.ansi.enabled", "false")
@@ -103,7 +108,7 @@ def register_inputs(spark, work_dir: Path, shape: str, rows: int, k: int) -> dic
         for i in range(0 if shape in DRIVEN_SHAPES else 1, k + 1):
             path = directory / f"t{i}"
             if not (path / "_SUCCESS").exists():
-                _input_df(spark, shape, rows, i).write.mode("overwrite").parquet(str(path))
+                _input_df(spark, shape, rows, i, seed).write.mode("overwrite").parquet(str(path))
             df = spark.read.parquet(str(path))
             df.createOrReplaceTempView(f"t{i}")
             counts[f"t{i}"] = df.count()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.workload import DRIVEN_SHAPES
+from benchmarks.workload import DRIVEN_SHAPES, register_inputs
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 K = 3
@@ -98,6 +98,34 @@ def test_the_left_multiway_plans_the_bloom_filter_and_shuffles_less(run, shape):
     strategies = _groups(results)[shape]["strategies"]
     assert strategies["multiway"]["bloom_filter"] is True
     assert 0 < strategies["multiway"]["shuffle_bytes"] < strategies["chain"]["shuffle_bytes"]
+
+
+def test_a_seed_draws_another_data_set_of_the_same_shape(spark, tmp_path):
+    """`--seed` lets the targets be measured again on data nobody chose: other keys in every input
+    and in the driver, other values, the same sizes."""
+    rows = 4000
+
+    def draw(shape: str, k: int, seed: int) -> tuple[dict, list]:
+        counts = register_inputs(spark, tmp_path, shape, rows, k, seed)
+        return counts, [spark.table(f"t{i}").collect() for i in sorted(int(v[1:]) for v in counts)]
+
+    try:
+        for shape, k in (("unique", 2), ("left_compact", 1)):
+            (counts, tables), (seeded_counts, seeded_tables) = draw(shape, k, 0), draw(shape, k, 7)
+            assert counts.keys() == seeded_counts.keys()
+            # Every input of `unique` is drawn; of left_compact only the driver (the other inputs
+            # hold every key).
+            for i in range(len(tables)) if shape == "unique" else [0]:
+                assert {r.k for r in tables[i]} != {r.k for r in seeded_tables[i]}, (shape, i)
+            if shape == "unique":  # each input keeps about half of a universe of 2 x rows
+                assert all(0.9 * rows < n < 1.1 * rows for n in [*counts.values(), *seeded_counts.values()])
+                assert {r.c1_0 for r in tables[0]} != {r.c1_0 for r in seeded_tables[0]}
+            else:  # a driver with 5% of the keys, every other input with all of them
+                assert all(0.8 * rows / 20 < c["t0"] < 1.2 * rows / 20 for c in (counts, seeded_counts))
+                assert counts["t1"] == seeded_counts["t1"] == rows
+    finally:
+        for i in range(3):
+            spark.catalog.dropTempView(f"t{i}")
 
 
 def test_the_report_puts_runs_side_by_side(run, tmp_path):
