@@ -70,12 +70,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=HERE / "results" / "profile")
     p.add_argument("--seed", type=int, default=0, help="data set, as for python -m benchmarks")
     p.add_argument("--work-dir", type=Path, default=HERE / "work")
+    p.add_argument("--local-dir", type=Path,
+                   help="Spark's shuffle and spill files, as for python -m benchmarks "
+                        "(default: WORK_DIR/spark-local)")
     args = p.parse_args(argv)
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     spark = build_session(app_name="dbt-multijoin-profile", conf={
         "spark.driver.memory": "4g", "spark.sql.autoBroadcastJoinThreshold": "-1",
-        "spark.multijoin.failOnFallback": "true", "spark.ui.showConsoleProgress": "false"})
+        "spark.multijoin.failOnFallback": "true", "spark.ui.showConsoleProgress": "false",
+        "spark.local.dir": str((args.local_dir or args.work_dir / "spark-local").resolve())})
     profiles = {}
     try:
         spark.sparkContext.setLogLevel("ERROR")

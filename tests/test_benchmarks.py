@@ -1,8 +1,9 @@
 """The benchmark runner keeps measuring what it claims: one tiny run of every shape in a
 subprocess, then checks of the plans and rows it recorded (every join strategy returns the same
 rows, multiway is the MultiJoin operator and reads every input row, it shuffles exactly the
-floor's bytes and fewer than the chain, the LEFT shape's multiway plans the bloom filter). No
-timing is asserted: the full-size runs of benchmarks/README.md are for that."""
+floor's bytes and fewer than the chain, in one stage per input and one merge stage, the LEFT
+shape's multiway plans the bloom filter). No timing is asserted: the full-size runs of
+benchmarks/README.md are for that."""
 
 from __future__ import annotations
 
@@ -89,6 +90,20 @@ def test_multiway_shuffles_the_floors_bytes_and_fewer_than_the_chain(run):
         strategies = _groups(results)[shape]["strategies"]
         assert strategies["multiway"]["shuffle_bytes"] == strategies["floor"]["shuffle_bytes"] > 0
         assert strategies["multiway"]["shuffle_bytes"] < strategies["chain"]["shuffle_bytes"]
+
+
+def test_multiway_runs_one_stage_per_input_and_one_merge_stage(run):
+    # Every input shuffled once, then one stage sorts and merges them all; the chain adds stages.
+    _, results = run
+    for shape in ("unique", "dups"):
+        strategies = _groups(results)[shape]["strategies"]
+        for name, strategy in strategies.items():
+            (stages,) = strategy["stage_timings"]  # one timed repetition
+            assert all(s["tasks"] > 0 and s["wall_seconds"] >= 0 and s["gc_seconds"] >= 0 for s in stages)
+            assert sum(s["cpu_seconds"] for s in stages) > 0, (shape, name)
+        assert len(strategies["multiway"]["stage_timings"][0]) == K + 1
+        assert len(strategies["floor"]["stage_timings"][0]) == K + 1
+        assert len(strategies["chain"]["stage_timings"][0]) > K + 1
 
 
 # The shapes whose driver holds 5% of the keys (left_skewed's driver holds them all).
