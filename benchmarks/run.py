@@ -83,6 +83,13 @@ def target_groups(scale: float) -> list[tuple[str, int, tuple[int, ...], tuple[s
     return groups
 
 
+def conf_arg(text: str) -> tuple[str, str]:
+    key, equals, value = text.partition("=")
+    if not (key.strip() and equals):
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key.strip(), value.strip()
+
+
 def rows_arg(text: str) -> int:
     text = text.strip().lower()
     scale = {"k": 1_000, "m": 1_000_000}.get(text[-1:], 1)
@@ -126,6 +133,9 @@ def parse(argv: list[str] | None):
                         "task of a 200-partition shuffle creates 200 files: on a disk slow to create "
                         "files that fixed cost per stage swamps small queries (the LEFT shapes); "
                         "a memory-backed directory (/dev/shm/...) measures the joins without it")
+    p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", type=conf_arg,
+                   help="a Spark conf for the whole session, for every strategy (repeatable; "
+                        "recorded in the results' confs)")
     args = p.parse_args(argv)
     unknown = [s for s in args.shapes if s not in workload.SHAPES]
     if unknown or args.reps < 1 or args.warmup < 0 or args.seed < 0:
@@ -186,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         "spark.ui.showConsoleProgress": "false",
         "spark.local.dir": str((args.local_dir or work / "spark-local").resolve()),
         "spark.sql.warehouse.dir": str(work / "spark-warehouse"),
+        **dict(args.conf),
     }
     command = "python -m benchmarks " + shlex.join(sys.argv[1:] if argv is None else argv)
     run = {"name": name, "command": command,

@@ -32,6 +32,9 @@ def run(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench-out")
     _python("-m", "benchmarks", "--shapes", "unique,dups,left,left_compact,left_skewed", "--rows", "4000", "--k", str(K),
             "--reps", "1", "--warmup", "0", "--shuffle-partitions", "4", "--driver-memory", "1g",
+            # Without it AQE coalesces such small shuffles into one partition (two after rounding
+            # up to whole waves); with it, the merge stage runs one task per shuffle partition.
+            "--conf", "spark.sql.adaptive.coalescePartitions.enabled=false",
             "--work-dir", str(tmp_path_factory.mktemp("bench-work")), "--out", str(out))
     return out, json.loads((out / "results.json").read_text())
 
@@ -104,6 +107,13 @@ def test_multiway_runs_one_stage_per_input_and_one_merge_stage(run):
         assert len(strategies["multiway"]["stage_timings"][0]) == K + 1
         assert len(strategies["floor"]["stage_timings"][0]) == K + 1
         assert len(strategies["chain"]["stage_timings"][0]) > K + 1
+
+
+def test_a_conf_reaches_the_session(run):
+    _, results = run
+    assert results["confs"]["spark.sql.adaptive.coalescePartitions.enabled"] == "false"
+    merge_stage = _groups(results)["unique"]["strategies"]["multiway"]["stage_timings"][0][-1]
+    assert merge_stage["tasks"] == 4  # --shuffle-partitions, uncoalesced
 
 
 # The shapes whose driver holds 5% of the keys (left_skewed's driver holds them all).
