@@ -3,20 +3,24 @@ package org.apache.spark.sql.multijoin
 import org.apache.spark.{SparkEnv, TaskContext}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{RowOrdering, SortOrder, SortPrefix, UnsafeProjection, UnsafeRow}
-import org.apache.spark.sql.execution.{SortPrefixUtils, UnsafeExternalRowSorter}
+import org.apache.spark.sql.execution.SortPrefixUtils
 import org.apache.spark.sql.execution.metric.SQLMetric
 import org.apache.spark.sql.types.StructType
+import org.apache.spark.util.collection.unsafe.sort.RecordComparator
 
 /**
- * Sorts one input of a multi-join within a task, as SortExec would, with one difference: the
- * size of the sorter's memory pages.
+ * Sorts one input of a multi-join within a task, as SortExec would, with two differences.
  *
- * A task of the multi-join sorts all N of its inputs at once, and an external sorter takes a
- * whole page (spark.buffer.pageSize, 64 MB with a few GB of execution memory) for its first
- * row. N SortExecs under one join would hold N such pages per task: 1 GB at N = 16, mostly
- * empty, zeroed on allocation, and taken from the execution memory the sorts need. Here each
- * input's sorter gets 1/N of a page (1 MB at least), so the N sorts of a task start with the
- * memory of one.
+ * The size of the sorter's memory pages: a task of the multi-join sorts all N of its inputs at
+ * once, and an external sorter takes a whole page (spark.buffer.pageSize, 64 MB with a few GB of
+ * execution memory) for its first row. N SortExecs under one join would hold N such pages per
+ * task: 1 GB at N = 16, mostly empty, zeroed on allocation, and taken from the execution memory
+ * the sorts need. Here each input's sorter gets 1/N of a page (1 MB at least), so the N sorts of
+ * a task start with the memory of one.
+ *
+ * How the sorted rows are handed out: as the sorter's own records ([[SortedRecords]]), which the
+ * merge copies out in batches, instead of through Spark's row sorter and its row iterator, whose
+ * layers cost about as much per row as the merge itself (see [[ReadAheadInput]]).
  *
  * @param order the input's key order, bound to the input's columns
  */
@@ -31,37 +35,53 @@ private[multijoin] final class InputSorter(
       rows: Iterator[UnsafeRow],
       sortTime: SQLMetric,
       peakMemory: SQLMetric,
-      spillSize: SQLMetric): Iterator[UnsafeRow] = {
-    val sorter = createSorter()
-    val taskMetrics = TaskContext.get().taskMetrics()
-    val spilledBefore = taskMetrics.memoryBytesSpilled
-    // The sorter hands back its rows as UnsafeRows, typed as InternalRow.
-    val sorted = sorter.sort(rows).asInstanceOf[Iterator[UnsafeRow]]
-    sortTime += sorter.getSortTimeNanos / 1000000
-    peakMemory += sorter.getPeakMemoryUsage
-    spillSize += taskMetrics.memoryBytesSpilled - spilledBefore
-    taskMetrics.incPeakExecutionMemory(sorter.getPeakMemoryUsage)
-    sorted
-  }
-
-  private def createSorter(): UnsafeExternalRowSorter = {
+      spillSize: SQLMetric): SortedRecords = {
     val first = order.head
     val prefix = SortPrefix(first)
     val prefixProjection = UnsafeProjection.create(Seq(prefix))
-    val prefixComputer = new UnsafeExternalRowSorter.PrefixComputer {
-      private val result = new UnsafeExternalRowSorter.PrefixComputer.Prefix
-      override def computePrefix(row: InternalRow): UnsafeExternalRowSorter.PrefixComputer.Prefix = {
-        val projected = prefixProjection(row)
-        result.isNull = projected.isNullAt(0)
-        result.value = if (result.isNull) prefix.nullValue else projected.getLong(0)
-        result
-      }
-    }
+    val ordering = RowOrdering.create(order, Nil)
+    val fields = schema.length
     // A radix sort on the prefix is exact only when the prefix is the whole key.
-    val radixSort = radixSortEnabled && order.length == 1 &&
-      SortPrefixUtils.canSortFullyWithPrefix(first)
+    val radixSort = radixSortEnabled && order.length == 1 && SortPrefixUtils.canSortFullyWithPrefix(first)
     val pageSize = math.max(1L << 20, SparkEnv.get.memoryManager.pageSizeBytes / inputsPerTask)
-    UnsafeExternalRowSorter.create(schema, RowOrdering.create(order, Nil),
-      SortPrefixUtils.getPrefixComparator(first), prefixComputer, pageSize, radixSort)
+    val sorter = SparkShim.newExternalSorter(() => new InputSorter.RowComparator(ordering, fields),
+      SortPrefixUtils.getPrefixComparator(first), pageSize, radixSort)
+    val taskMetrics = TaskContext.get().taskMetrics()
+    val spilledBefore = taskMetrics.memoryBytesSpilled
+    try {
+      while (rows.hasNext) {
+        val row = rows.next()
+        val projected = prefixProjection(row)
+        val prefixIsNull = projected.isNullAt(0)
+        sorter.insertRecord(row.getBaseObject, row.getBaseOffset, row.getSizeInBytes,
+          if (prefixIsNull) prefix.nullValue else projected.getLong(0), prefixIsNull)
+      }
+      val sorted = new SortedRecords(sorter.getSortedIterator(), () => sorter.cleanupResources())
+      sortTime += sorter.getSortTimeNanos / 1000000
+      peakMemory += sorter.getPeakMemoryUsedBytes
+      spillSize += taskMetrics.memoryBytesSpilled - spilledBefore
+      taskMetrics.incPeakExecutionMemory(sorter.getPeakMemoryUsedBytes)
+      sorted
+    } catch {
+      case e: Throwable =>
+        sorter.cleanupResources()
+        throw e
+    }
+  }
+}
+
+private[multijoin] object InputSorter {
+  /** Compares two records of the sorter, each an UnsafeRow of the input, in the key order. */
+  private final class RowComparator(ordering: Ordering[InternalRow], fields: Int) extends RecordComparator {
+    private[this] val left = new UnsafeRow(fields)
+    private[this] val right = new UnsafeRow(fields)
+
+    override def compare(
+        leftBase: AnyRef, leftOffset: Long, leftLength: Int,
+        rightBase: AnyRef, rightOffset: Long, rightLength: Int): Int = {
+      left.pointTo(leftBase, leftOffset, leftLength)
+      right.pointTo(rightBase, rightOffset, rightLength)
+      ordering.compare(left, right)
+    }
   }
 }

@@ -112,7 +112,8 @@ case class MultiJoinExec(
       (context: TaskContext, inputs: Seq[Iterator[InternalRow]]) => {
         val sortedInputs = inputs.indices.map { i =>
           val rows = MultiJoinExec.asUnsafeRows(inputs(i), inputSchemas(i))
-          sorters(i).fold(rows)(_.sort(rows, sortTime, sortPeakMemory, sortSpillSize))
+          sorters(i).fold[InputInKeyOrder](RowsInKeyOrder(rows))(
+            _.sort(rows, sortTime, sortPeakMemory, sortSpillSize))
         }
         val scanner = new MultiJoinScanner(
           joinType = joinType,

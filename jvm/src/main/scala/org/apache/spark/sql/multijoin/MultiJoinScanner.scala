@@ -8,7 +8,7 @@ import org.apache.spark.sql.execution.metric.SQLMetric
 import org.apache.spark.sql.types._
 
 /**
- * Merges N iterators, each sorted ascending on its key, into the rows of the multi-join.
+ * Merges N inputs, each sorted ascending on its key, into the rows of the multi-join.
  *
  * Each step picks a key and collects, from every input whose head has that key, its group of
  * rows with that key. The output for the key is the product of the groups, an all-null row
@@ -31,7 +31,7 @@ import org.apache.spark.sql.types._
  */
 private[multijoin] final class MultiJoinScanner(
     joinType: JoinType,
-    inputs: Array[Iterator[UnsafeRow]],
+    inputs: Array[InputInKeyOrder],
     inputSchemas: Seq[StructType],
     boundKeys: Seq[Seq[Expression]],
     inMemoryThreshold: Int,

@@ -1,11 +1,17 @@
 package org.apache.spark.sql.multijoin
 
+import java.util.function.Supplier
+
+import org.apache.spark.{SparkEnv, TaskContext}
+import org.apache.spark.internal.config
 import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.execution.ExternalAppendOnlyUnsafeRowArray
+import org.apache.spark.util.collection.unsafe.sort.{PrefixComparator, RecordComparator, UnsafeExternalSorter}
 
 /**
- * The Spark APIs the extension uses that differ between Spark versions, for Spark 4.1 and later
- * (Scala 2.13; 4.0 has its own, jvm/src/shims/spark-4.0). Same members as spark-3 and spark-4.0.
+ * The Spark APIs the extension uses that differ between Spark versions, for Spark 4.2 and later
+ * (Scala 2.13; 4.0 and 4.1 have their own, jvm/src/shims/spark-4.0 and spark-4.1). Same members
+ * as spark-3, spark-4.0 and spark-4.1.
  */
 private[multijoin] object SparkShim {
 
@@ -18,4 +24,24 @@ private[multijoin] object SparkShim {
    */
   def newRowBuffer(inMemoryThreshold: Int, spillThreshold: Int): ExternalAppendOnlyUnsafeRowArray =
     new ExternalAppendOnlyUnsafeRowArray(inMemoryThreshold, Long.MaxValue, spillThreshold, Long.MaxValue)
+
+  /**
+   * An external sorter of records for the running task, with the spill settings Spark's own
+   * row sorter (UnsafeExternalRowSorter) gives it: since 4.2 a bound in bytes that forces a
+   * spill (as in 4.1) and how many spill files are merged at once.
+   */
+  def newExternalSorter(
+      comparator: Supplier[RecordComparator],
+      prefixComparator: PrefixComparator,
+      pageSize: Long,
+      canUseRadixSort: Boolean): UnsafeExternalSorter = {
+    val env = SparkEnv.get
+    val context = TaskContext.get()
+    UnsafeExternalSorter.create(context.taskMemoryManager(), env.blockManager, env.serializerManager,
+      context, comparator, prefixComparator, env.conf.get(config.SHUFFLE_SORT_INIT_BUFFER_SIZE).toInt,
+      pageSize, env.conf.get(config.SHUFFLE_SPILL_NUM_ELEMENTS_FORCE_SPILL_THRESHOLD),
+      env.conf.get(config.SHUFFLE_SPILL_MAX_SIZE_FORCE_SPILL_THRESHOLD),
+      env.conf.get(config.UNSAFE_SORTER_SPILL_MERGE_FACTOR),
+      canUseRadixSort)
+  }
 }
