@@ -19,7 +19,7 @@ import org.apache.spark.util.collection.unsafe.sort.UnsafeSorterIterator
  * several calls and a lock of its own (the iterator locks against a concurrent spill), which
  * keeps the CPU from overlapping one row's memory accesses with the next row's: measured at
  * N = 8 and 16, the merge stage took 1.25-1.30 times the CPU of sorting the same inputs one by
- * one; read this way, 1.03-1.13. A spill of the sorter is requested by its own task, mostly on
+ * one; read this way, 0.91-1.07. A spill of the sorter is requested by its own task, mostly on
  * this thread (the lock is reentrant); one requested from another of the task's threads (a
  * Python runner's writer) waits for at most one batch, which is ours once copied.
  *
