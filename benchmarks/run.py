@@ -151,7 +151,8 @@ def parse(argv: list[str] | None):
 
 def measure_group(spark, shape: str, rows: int, k: int, strategies: tuple[str, ...], args) -> dict:
     """Every strategy once per repetition, the order rotated each time; the seconds and stage
-    timings of every timed repetition and the plan facts of the last. Fails if the joins disagree on their rows."""
+    timings of every timed repetition and the plan facts of the last. Fails if the joins
+    disagree on their rows."""
     measured: dict[str, dict] = {}
     for rep in range(-args.warmup, args.reps):
         shift = rep % len(strategies)

@@ -40,7 +40,8 @@ def stages_since(spark, after_stage_id: int) -> dict:
     store = spark.sparkContext._jsc.sc().statusStore()
     spilled, peak, timings = 0, 0, []
     for stage in sorted(stage_list(spark), key=lambda s: int(s.stageId())):
-        if int(stage.stageId()) <= after_stage_id:
+        # A skipped stage is one AQE re-planned over shuffles already written: it ran no tasks.
+        if int(stage.stageId()) <= after_stage_id or str(stage.status()) == "SKIPPED":
             continue
         spilled += int(stage.diskBytesSpilled())
         tasks = store.taskList(stage.stageId(), stage.attemptId(), 100_000)
@@ -48,8 +49,6 @@ def stages_since(spark, after_stage_id: int) -> dict:
             metrics = tasks.apply(t).taskMetrics()
             if metrics.isDefined():
                 peak = max(peak, int(metrics.get().peakExecutionMemory()))
-        if str(stage.status()) == "SKIPPED":  # a stage AQE re-planned over finished shuffles
-            continue
         submitted, completed = stage.submissionTime(), stage.completionTime()
         wall = ((completed.get().getTime() - submitted.get().getTime()) / 1e3
                 if submitted.isDefined() and completed.isDefined() else None)

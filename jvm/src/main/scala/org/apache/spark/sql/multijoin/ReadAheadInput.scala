@@ -85,7 +85,6 @@ private[multijoin] final class ReadAheadInput(
     arenas(target) = arena
     starts(target) = bounds
     counts(target) = count
-    exhausted ||= count == 0
     reading = target
     position = 0
     count > 0
