@@ -8,6 +8,7 @@ module that turns the library's errors (dbt_multijoin.errors) into messages and 
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 
@@ -48,28 +49,51 @@ def _cmd_profile(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_thrift(args: argparse.Namespace) -> int:
-    from dbt_multijoin import thrift
-
-    server = thrift.ThriftServer(args.port, args.dir)
+def _run_server_action(module, args: argparse.Namespace) -> int:
+    """start|status|stop of a local server: `module` is dbt_multijoin.thrift or dbt_multijoin.connect,
+    which share their signatures (start, stop, the server class, HOST)."""
+    command = args.command
+    server = module.ThriftServer(args.port, args.dir) if command == "thrift" else module.ConnectServer(args.port, args.dir)
+    again = f" --port {args.port}" + (f" --dir {args.dir}" if args.dir else "")
     if args.action == "status":
         pid = server.pid()
         if pid is None:
             print(f"stopped (port {args.port}, {server.state_dir})")
             return 1
         state = "running" if server.accepts_connections() else "starting"
-        print(f"{state}: pid {pid}, {thrift.HOST}:{args.port}, log {server.log_file}")
+        print(f"{state}: pid {pid}, {module.HOST}:{args.port}, log {server.log_file}")
         return 0
     if args.action == "stop":
-        stopped = thrift.stop(args.port, args.dir, timeout=min(args.timeout, thrift.STOP_TIMEOUT))
+        stopped = module.stop(args.port, args.dir, timeout=min(args.timeout, module.STOP_TIMEOUT))
         print(f"stopped (port {args.port})" if stopped else f"not running (port {args.port})")
         return 0
     jar: Path | None | bool = None if args.no_extension else (args.jar or True)
-    server = thrift.start(args.port, args.dir, jar=jar, master=args.master, confs=dict(args.conf), timeout=args.timeout)
-    print(f"started: pid {server.pid()}, {thrift.HOST}:{args.port}, log {server.log_file}")
+    if jar is True:
+        from dbt_multijoin.jar import extension_jar
+
+        jar = extension_jar()
+    confs = dict(args.conf)
+    # Say what runs before it runs: the start waits up to --timeout seconds.
+    print("running: " + shlex.join(module.build_command(server, jar, args.master, confs)), flush=True)
+    server = module.start(args.port, args.dir, jar=jar, master=args.master, confs=confs, timeout=args.timeout)
+    print(f"started: pid {server.pid()}, {module.HOST}:{args.port}, log {server.log_file}")
+    if command == "connect":
+        print(f"  clients: SparkSession.builder.remote(\"{server.url}\") or SPARK_REMOTE={server.url}")
     print("  extension: none (vanilla Spark)" if args.no_extension else f"  extension: {EXTENSION_CLASS}")
-    print(f"  stop with: dbt-multijoin thrift stop --port {args.port}" + (f" --dir {args.dir}" if args.dir else ""))
+    print(f"  stop with: dbt-multijoin {command} stop{again}")
     return 0
+
+
+def _cmd_thrift(args: argparse.Namespace) -> int:
+    from dbt_multijoin import thrift
+
+    return _run_server_action(thrift, args)
+
+
+def _cmd_connect(args: argparse.Namespace) -> int:
+    from dbt_multijoin import connect
+
+    return _run_server_action(connect, args)
 
 
 def _conf(text: str) -> tuple[str, str]:
@@ -92,6 +116,28 @@ def _add_jar_command(commands) -> None:
     jar.set_defaults(func=_cmd_jar)
 
 
+def _add_server_options(parser: argparse.ArgumentParser, module, kind: str) -> None:
+    parser.add_argument("action", choices=["start", "stop", "status"])
+    parser.add_argument(
+        "--port", type=int, default=module.DEFAULT_PORT, help=f"{kind} port on {module.HOST} (default: {module.DEFAULT_PORT})"
+    )
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        default=None,
+        help=f"state directory: pid file, log, warehouse, Derby metastore (default: ~/.cache/dbt-multijoin/{kind}-<port>)",
+    )
+    parser.add_argument("--master", default=module.DEFAULT_MASTER, help=f"Spark master (default: {module.DEFAULT_MASTER})")
+    parser.add_argument(
+        "--conf", type=_conf, action="append", default=[], metavar="KEY=VALUE", help="extra Spark conf (repeatable)"
+    )
+    parser.add_argument("--jar", type=Path, default=None, help="extension jar (default: `dbt-multijoin jar`)")
+    parser.add_argument(
+        "--no-extension", action="store_true", help="start vanilla Spark without the jar (to test the missing-extension path)"
+    )
+    parser.add_argument("--timeout", type=float, default=module.START_TIMEOUT, help="seconds to wait for start/stop")
+
+
 def _add_thrift_command(commands) -> None:
     from dbt_multijoin import thrift
     from dbt_multijoin.launch import describe_thrift_command
@@ -104,26 +150,29 @@ def _add_thrift_command(commands) -> None:
         + "\nwith a warehouse and Derby metastore in the state directory.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("action", choices=["start", "stop", "status"])
-    parser.add_argument(
-        "--port", type=int, default=thrift.DEFAULT_PORT, help=f"thrift port on {thrift.HOST} (default: {thrift.DEFAULT_PORT})"
-    )
-    parser.add_argument(
-        "--dir",
-        type=Path,
-        default=None,
-        help="state directory: pid file, log, warehouse, Derby metastore (default: ~/.cache/dbt-multijoin/thrift-<port>)",
-    )
-    parser.add_argument("--master", default=thrift.DEFAULT_MASTER, help=f"Spark master (default: {thrift.DEFAULT_MASTER})")
-    parser.add_argument(
-        "--conf", type=_conf, action="append", default=[], metavar="KEY=VALUE", help="extra Spark conf (repeatable)"
-    )
-    parser.add_argument("--jar", type=Path, default=None, help="extension jar (default: `dbt-multijoin jar`)")
-    parser.add_argument(
-        "--no-extension", action="store_true", help="start vanilla Spark without the jar (to test the missing-extension path)"
-    )
-    parser.add_argument("--timeout", type=float, default=thrift.START_TIMEOUT, help="seconds to wait for start/stop")
+    _add_server_options(parser, thrift, "thrift")
     parser.set_defaults(func=_cmd_thrift)
+
+
+def _add_connect_command(commands) -> None:
+    from dbt_multijoin import connect
+
+    try:
+        version = connect.pyspark_version()
+    except DbtMultijoinError:
+        version = "4.0.0"  # no pyspark: show the Spark 4 form, which needs no --packages
+    parser = commands.add_parser(
+        "connect",
+        help="run a local Spark Connect server with the extension",
+        description="A local Spark Connect server with the extension, on 127.0.0.1, stopped by its pid. `start` runs\n  "
+        + connect.describe_connect_command(connect.DEFAULT_PORT, "<jar>", version)
+        + "\nwith a warehouse and Derby metastore in the state directory. Clients connect with\n"
+        "SparkSession.builder.remote(\"sc://127.0.0.1:<port>\") (pip install 'dbt-multijoin[connect]'). Spark 4 ships\n"
+        "the server in the pyspark wheel; Spark 3.5 fetches it from Maven Central with --packages.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_server_options(parser, connect, "connect")
+    parser.set_defaults(func=_cmd_connect)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -143,6 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     profile.set_defaults(func=_cmd_profile)
 
     _add_thrift_command(commands)
+    _add_connect_command(commands)
     return parser
 
 
