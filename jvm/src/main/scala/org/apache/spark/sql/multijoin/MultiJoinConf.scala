@@ -98,6 +98,15 @@ object MultiJoinConf {
     .booleanConf
     .createWithDefault(true)
 
+  val KEY_GROUPED_INPUTS = SQLConf.buildConf("spark.multijoin.keyGroupedInputs.enabled")
+    .doc("When true, a multi-join whose inputs are all read grouped by key in the same storage " +
+      "layout (for example Iceberg tables bucketed alike on the join key, read with " +
+      "spark.sql.sources.v2.bucketing.enabled) reads them with no shuffle. When false every " +
+      "input is shuffled, as Spark does for more than two inputs.")
+    .version("0.1.0")
+    .booleanConf
+    .createWithDefault(true)
+
   def bloomFilterEnabled: Boolean = SQLConf.get.getConf(BLOOM_FILTER_ENABLED)
   def bloomFilterMinSizeRatio: Double = SQLConf.get.getConf(BLOOM_FILTER_MIN_SIZE_RATIO)
   def bloomFilterFpp: Double = SQLConf.get.getConf(BLOOM_FILTER_FPP)

@@ -7,7 +7,7 @@ import org.apache.spark.sql.catalyst.expressions.{Ascending, Attribute, BindRefe
 import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, CodeGenerator, ExprCode, FalseLiteral, JavaCode}
 import org.apache.spark.sql.catalyst.expressions.codegen.Block._
 import org.apache.spark.sql.catalyst.plans.{FullOuter, JoinType}
-import org.apache.spark.sql.catalyst.plans.physical.{ClusteredDistribution, Distribution, Partitioning, UnknownPartitioning}
+import org.apache.spark.sql.catalyst.plans.physical.{ClusteredDistribution, Distribution, Partitioning, UnknownPartitioning, UnspecifiedDistribution}
 import org.apache.spark.sql.execution.{CodegenSupport, SparkPlan}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.types.StructType
@@ -34,7 +34,18 @@ case class MultiJoinExec(
 
   override def output: Seq[Attribute] = MultiJoin.output(joinType, children.map(_.output))
 
-  override def requiredChildDistribution: Seq[Distribution] = keys.map(ClusteredDistribution(_))
+  /**
+   * Whether the children are read co-partitioned by their storage layout (see
+   * [[KeyGroupedInputs]]): the same partition index holds the same keys in every input. Checked
+   * on the children themselves, so it holds for whatever plan this node ends up in.
+   */
+  @transient lazy val keyGroupedInputs: Boolean = KeyGroupedInputs.coPartitioned(keys, children)
+
+  // Over co-partitioned inputs the operator needs nothing: asking for clustering would make
+  // EnsureRequirements (which only checks key groups for two-child joins) shuffle them again.
+  override def requiredChildDistribution: Seq[Distribution] =
+    if (keyGroupedInputs) children.map(_ => UnspecifiedDistribution)
+    else keys.map(ClusteredDistribution(_))
 
   /** The order the merge reads each input in: ascending on its key, nulls first. */
   private def keyOrder(input: Int): Seq[SortOrder] = keys(input).map(SortOrder(_, Ascending))
@@ -47,8 +58,13 @@ case class MultiJoinExec(
   // LEFT and INNER: every output row carries its driver row, so the driver's hash partitioning
   // and key order hold (as SortMergeJoinExec reports its streamed side's).
   // FULL: no input's partitioning holds (a row may miss any input), but every row sits where its
-  // coalesced key hashes to, when the inputs were hashed alike (see CoalescedKey).
+  // coalesced key hashes to, when the inputs were hashed alike (see CoalescedKey). Over inputs
+  // grouped by key it is not reported: a key-grouped partitioning on the coalesced key would
+  // have several columns under one partition expression, which Spark's key-group checks assert
+  // never happens (docs/architecture.md).
   override def outputPartitioning: Partitioning = joinType match {
+    case FullOuter if keyGroupedInputs =>
+      UnknownPartitioning(children.head.outputPartitioning.numPartitions)
     case FullOuter =>
       coalescedKey.flatMap(CoalescedKey.partitioning(_, keys, children.map(_.outputPartitioning)))
         .getOrElse(UnknownPartitioning(children.head.outputPartitioning.numPartitions))
@@ -205,7 +221,8 @@ case class MultiJoinExec(
     val sorts = if (sorted.size == children.size) "all"
       else if (sorted.isEmpty) "none (all arrive in key order)"
       else sorted.mkString("[", ", ", "]")
-    s"${MultiJoin.describe(joinType, keys)}, sorts inputs: $sorts"
+    val layout = if (keyGroupedInputs) ", inputs grouped by key (no shuffle)" else ""
+    s"${MultiJoin.describe(joinType, keys)}, sorts inputs: $sorts$layout"
   }
 
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[SparkPlan]): MultiJoinExec =

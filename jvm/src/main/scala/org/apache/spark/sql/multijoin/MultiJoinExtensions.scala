@@ -19,6 +19,9 @@ import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo, Li
  *     below its input's shuffle;
  *  5. planning: [[MultiJoin]] becomes [[MultiJoinExec]], EnsureRequirements gives each input
  *     exactly one shuffle, and the operator sorts each input once;
+ *  5b. right after EnsureRequirements ([[UseKeyGroupedInputs]]: an AQE query-stage preparation
+ *     rule, and without AQE a columnar rule, the only later hook): inputs all read grouped by key
+ *     in the same storage layout lose those shuffles again;
  *  6. adaptive execution, once the inputs' shuffles have run: AQE coalesces the N shuffle reads
  *     as one group, then [[CoalesceToWholeWaves]] regroups them into whole waves of tasks
  *     (query-stage optimizer rules run after Spark's own).
@@ -36,6 +39,8 @@ class MultiJoinExtensions extends (SparkSessionExtensions => Unit) {
     // Pre-CBO rules run in the order they are injected, in one batch.
     extensions.injectPreCBORule(_ => RuntimeBloomFilter)
     extensions.injectPlannerStrategy(_ => MultiJoinStrategy)
+    extensions.injectQueryStagePrepRule(_ => UseKeyGroupedInputs)
+    extensions.injectColumnar(_ => UseKeyGroupedInputsColumnarRule)
     extensions.injectQueryStageOptimizerRule(session => CoalesceToWholeWaves(session))
     extensions.injectFunction(MultiJoinExtensions.versionFunction)
   }

@@ -1,0 +1,284 @@
+package org.apache.spark.sql.multijoin
+
+import org.apache.spark.{NarrowDependency, Partition, TaskContext}
+import org.apache.spark.internal.Logging
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, RowOrdering, SortOrder, TransformExpression}
+import org.apache.spark.sql.catalyst.plans.physical.{Partitioning, PartitioningCollection}
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.catalyst.util.InternalRowComparableWrapper
+import org.apache.spark.sql.execution.{ColumnarRule, SparkPlan, UnaryExecNode}
+import org.apache.spark.sql.execution.exchange.{ENSURE_REQUIREMENTS, EnsureRequirements, ShuffleExchangeExec}
+import org.apache.spark.sql.internal.SQLConf
+
+/**
+ * Inputs read in a layout grouped by key (storage-partitioned: an Iceberg table bucketed on the
+ * join key, any DSv2 source reporting a key-grouped partitioning), joined with no shuffle.
+ *
+ * Spark's own storage-partitioned join (EnsureRequirements' key-group check) only looks at
+ * operators with exactly two children that are sort-merge or shuffled hash joins, so it shuffles
+ * every input of a multi-join even when all are bucketed alike. [[UseKeyGroupedInputs]], run
+ * after EnsureRequirements, takes those shuffles out again when it can prove the inputs
+ * co-partitioned, and [[MultiJoinExec]] then requires nothing of its children (see
+ * [[KeyGroupedInputs.coPartitioned]]), so that no later run of EnsureRequirements puts the
+ * shuffles back.
+ *
+ * What makes it correct: a key-grouped input's partition `j` holds exactly the rows whose
+ * partition expressions (`bucket(8, k)`) evaluate to its partition value `v_j` (the contract of
+ * Spark's KeyGroupedPartitioning). If every input's partition expressions are the same functions
+ * of the same key components, two rows with equal keys have equal partition values; if moreover
+ * every input lists the same distinct partition values in the same order, they sit at the same
+ * partition index. [[KeyGroupedInputExec]] gives every input the sorted union of all the inputs'
+ * values, one partition each, empty where the input has no rows of that value.
+ */
+private[multijoin] object KeyGroupedInputs {
+
+  /**
+   * Whether the children are provably co-partitioned on their keys by storage layout: each
+   * reports a key-grouped partitioning of the same shape over its own key, all with the same
+   * distinct partition values in the same order. Only then may the operator skip its required
+   * clustering.
+   */
+  def coPartitioned(keys: Seq[Seq[Expression]], children: Seq[SparkPlan]): Boolean = {
+    val layouts = keys.zip(children).map { case (key, child) => layout(key, child.outputPartitioning) }
+    layouts.forall(_.isRight) && {
+      val grouped = layouts.map(_.toOption.get)
+      val first = grouped.head
+      grouped.forall(g => g.shape == first.shape && first.sameValues(g))
+    }
+  }
+
+  /**
+   * A key-grouped input: its partitioning, and its shape: the partition expressions with each
+   * key column replaced by its position in the key, so that two inputs' shapes are equal exactly
+   * when they apply the same functions to the same key components.
+   */
+  case class Layout(partitioning: Partitioning, expressions: Seq[Expression],
+      values: Seq[InternalRow], shape: Seq[Shape]) {
+    def wrapped: Seq[InternalRowComparableWrapper] = KeyGrouped.wrap(expressions, values)
+    def sameValues(other: Layout): Boolean =
+      partitioning.numPartitions == other.partitioning.numPartitions &&
+        wrapped == other.wrapped && wrapped.distinct.size == wrapped.size
+  }
+
+  /** One partition expression: a transform (by canonical name and bucket count) or the column. */
+  case class Shape(function: Option[(String, Option[Int])], keyPosition: Int, dataType: String)
+
+  /** The key-grouped layout of `partitioning` over `key`, or why there is none. */
+  def layout(key: Seq[Expression], partitioning: Partitioning): Either[String, Layout] = {
+    val candidates = partitioning match {
+      case PartitioningCollection(ps) => ps.flatMap(p => KeyGrouped.unapply(p).map((p, _)))
+      case p => KeyGrouped.unapply(p).map((p, _)).toSeq
+    }
+    if (candidates.isEmpty) {
+      return Left(s"its partitioning is ${partitioning.getClass.getSimpleName}, not grouped by key")
+    }
+    val layouts = candidates.map { case (p, (expressions, values)) =>
+      shapeOf(key, expressions).map(Layout(p, expressions, values, _))
+    }
+    layouts.collectFirst { case Right(l) => Right(l) }.getOrElse(layouts.head)
+  }
+
+  private def shapeOf(key: Seq[Expression], expressions: Seq[Expression]): Either[String, Seq[Shape]] = {
+    val shapes = expressions.map { e =>
+      val (function, argument) = e match {
+        case t: TransformExpression if t.children.size == 1 =>
+          (Some((t.function.canonicalName(), t.numBucketsOpt)), t.children.head)
+        case other => (None, other)
+      }
+      val positions = key.indices.filter(c => key(c).semanticEquals(argument))
+      argument match {
+        case a: Attribute if positions.size == 1 => Right(Shape(function, positions.head, a.dataType.sql))
+        case _ => Left(s"its partition expression ${e.sql} is not a function of exactly one " +
+          s"component of its key ${key.map(_.sql).mkString("(", ", ", ")")}")
+      }
+    }
+    shapes.collectFirst { case Left(reason) => Left(reason) }.getOrElse {
+      val shape = shapes.map(_.toOption.get)
+      val covered = shape.map(_.keyPosition).toSet
+      // As Spark co-partitions: grouped on every key column unless the user allowed a subset.
+      if (SQLConf.get.getConf(SQLConf.REQUIRE_ALL_CLUSTER_KEYS_FOR_CO_PARTITION) &&
+        covered != key.indices.toSet) {
+        Left(s"it is grouped on ${expressions.map(_.sql).mkString(", ")}, not on every column " +
+          s"of its key, and ${SQLConf.REQUIRE_ALL_CLUSTER_KEYS_FOR_CO_PARTITION.key} is true")
+      } else Right(shape)
+    }
+  }
+
+  /** The sorted union of the inputs' partition values, each once. */
+  def commonValues(layouts: Seq[Layout]): Seq[InternalRow] = {
+    val dataTypes = layouts.head.expressions.map(_.dataType)
+    val ordering = RowOrdering.createNaturalAscendingOrdering(dataTypes)
+    layouts.flatMap(_.wrapped).distinct.map(_.row).sorted(ordering)
+  }
+}
+
+/**
+ * Removes the shuffles EnsureRequirements put under a [[MultiJoinExec]] whose inputs are all
+ * read grouped by key in the same layout (see [[KeyGroupedInputs]]), and hands every input's scan
+ * the same partition values. When some input is key-grouped but the layout cannot be used, the
+ * shuffles stay and the driver log says why. After a change it runs EnsureRequirements again:
+ * the operators above the multi-join were planned against its output over hash-partitioned
+ * inputs, and must be checked against the output it has now.
+ */
+object UseKeyGroupedInputs extends Rule[SparkPlan] with Logging {
+  import KeyGroupedInputs._
+
+  override def apply(plan: SparkPlan): SparkPlan = {
+    if (!SQLConf.get.getConf(MultiJoinConf.KEY_GROUPED_INPUTS)) return plan
+    var changed = false
+    val rewritten = plan.transformUp {
+      case join: MultiJoinExec if !join.keyGroupedInputs =>
+        rewrite(join).map { j => changed = true; j }.getOrElse(join)
+    }
+    // Never removes a shuffle (a user's repartition included): it only adds what is missing.
+    if (changed) EnsureRequirements(optimizeOutRepartition = false).apply(rewritten) else plan
+  }
+
+  /** An input: the plan under its shuffle (if EnsureRequirements added one) and its layout. */
+  private case class Input(plan: SparkPlan, layout: Either[String, Layout])
+
+  private def rewrite(join: MultiJoinExec): Option[MultiJoinExec] = {
+    val inputs = join.children.zip(join.keys).map { case (child, key) =>
+      val below = child match {
+        case e: ShuffleExchangeExec if e.shuffleOrigin == ENSURE_REQUIREMENTS => e.child
+        case other => other
+      }
+      Input(below, layout(key, below.outputPartitioning))
+    }
+    // Nothing grouped by key: the ordinary case, nothing to say.
+    if (!inputs.exists(_.layout.isRight)) return None
+    def describe(i: Int) = s"input ${i + 1} (${join.keys(i).map(_.sql).mkString(", ")})"
+    val unusable = inputs.zipWithIndex.collect { case (Input(_, Left(reason)), i) => s"${describe(i)}: $reason" }
+    if (unusable.nonEmpty) {
+      logFallback(join, s"not every input is read grouped by its key: ${unusable.mkString("; ")}")
+      return None
+    }
+    val layouts = inputs.map(_.layout.toOption.get)
+    val mismatched = layouts.indices.filter(i => layouts(i).shape != layouts.head.shape)
+    if (mismatched.nonEmpty) {
+      val shapes = layouts.indices.map { i =>
+        s"${describe(i)} by ${layouts(i).expressions.map(_.sql).mkString(", ")}"
+      }
+      logFallback(join, "the inputs are not grouped by the same functions of their keys " +
+        s"(${shapes.mkString("; ")})")
+      return None
+    }
+    val values = commonValues(layouts)
+    val children = inputs.map(input => KeyGroupedInputExec(input.plan, values))
+    val rewritten = join.copy(children = children)
+    if (!rewritten.keyGroupedInputs) {
+      logFallback(join, "the inputs' partition values could not be aligned")
+      return None
+    }
+    logInfo(s"${describe(0).capitalize} and the ${join.children.size - 1} others of the " +
+      s"multi-join are read grouped by ${layouts.head.expressions.map(_.sql).mkString(", ")} " +
+      s"into ${values.size} partitions, with no shuffle")
+    Some(rewritten)
+  }
+
+  private def logFallback(join: MultiJoinExec, reason: String): Unit =
+    logInfo(s"Multi-join on ${join.keys.head.map(_.sql).mkString(", ")}: its inputs are " +
+      s"shuffled, the storage layout is not used: $reason")
+}
+
+/**
+ * An input read grouped by key, re-indexed onto `values` (the union of every input's partition
+ * values): its partition `i` is the child's partition of value `values(i)`, or empty when the
+ * child has none. The child's rows are not touched, so its order within a partition holds.
+ */
+case class KeyGroupedInputExec(child: SparkPlan, values: Seq[InternalRow]) extends UnaryExecNode {
+
+  override def output: Seq[Attribute] = child.output
+
+  override def outputPartitioning: Partitioning = KeyGrouped.withValues(child.outputPartitioning, values)
+
+  override def outputOrdering: Seq[SortOrder] = child.outputOrdering
+
+  override protected def doExecute(): RDD[InternalRow] = {
+    val (expressions, childValues) = KeyGrouped.unapply(child.outputPartitioning).getOrElse(
+      throw new IllegalStateException(s"$nodeName over a child no longer grouped by key"))
+    val index = KeyGrouped.wrap(expressions, childValues).zipWithIndex.toMap
+    val sources = KeyGrouped.wrap(expressions, values).map(index.getOrElse(_, -1)).toArray
+    val rows = child.execute()
+    // The scan's partitions are its partition values, in order: anything else would pair the
+    // inputs' partitions wrongly, so it fails instead.
+    if (rows.getNumPartitions != childValues.size) {
+      throw new IllegalStateException(s"$nodeName: the child reads ${rows.getNumPartitions} " +
+        s"partitions for ${childValues.size} partition values")
+    }
+    new PartitionsByValueRDD(rows, sources)
+  }
+
+  override def simpleString(maxFields: Int): String = s"$nodeName ${values.size} partitions"
+
+  override protected def withNewChildInternal(newChild: SparkPlan): KeyGroupedInputExec =
+    copy(child = newChild)
+}
+
+private class PartitionByValue(override val index: Int, val source: Option[Partition])
+  extends Partition
+
+/** Partition `i` is `prev`'s partition `sources(i)`, or empty where that is -1. */
+private class PartitionsByValueRDD(prev: RDD[InternalRow], sources: Array[Int])
+  extends RDD[InternalRow](prev.context, Seq(new NarrowDependency(prev) {
+    override def getParents(partitionId: Int): Seq[Int] =
+      if (sources(partitionId) < 0) Nil else Seq(sources(partitionId))
+  })) {
+
+  override protected def getPartitions: Array[Partition] = {
+    val parents = prev.partitions
+    sources.indices.map { i =>
+      new PartitionByValue(i, if (sources(i) < 0) None else Some(parents(sources(i)))): Partition
+    }.toArray
+  }
+
+  override def compute(split: Partition, context: TaskContext): Iterator[InternalRow] =
+    split.asInstanceOf[PartitionByValue].source.fold(Iterator.empty: Iterator[InternalRow])(
+      prev.iterator(_, context))
+
+  override protected def getPreferredLocations(split: Partition): Seq[String] =
+    split.asInstanceOf[PartitionByValue].source.map(prev.preferredLocations).getOrElse(Nil)
+}
+
+/**
+ * Spark's KeyGroupedPartitioning, read and rebuilt by reflection: it exists from Spark 3.5 to
+ * 4.1 with the same first three fields (expressions, numPartitions, partitionValues) and was
+ * replaced in Spark 4.2, and this one source tree compiles on every line. On a Spark without it
+ * nothing is key-grouped, so every input is shuffled.
+ */
+private[multijoin] object KeyGrouped {
+  private val ClassName = "org.apache.spark.sql.catalyst.plans.physical.KeyGroupedPartitioning"
+
+  /** Its partition expressions and values, for a key-grouped partitioning that is not partially
+   * clustered (Spark 3.5's fourth field; a partially clustered one repeats values). */
+  def unapply(p: Partitioning): Option[(Seq[Expression], Seq[InternalRow])] = p match {
+    case product: Product if p.getClass.getName == ClassName && product.productArity == 4 &&
+        product.productElement(3) != java.lang.Boolean.TRUE =>
+      Some((product.productElement(0).asInstanceOf[Seq[Expression]],
+        product.productElement(2).asInstanceOf[Seq[InternalRow]]))
+    case _ => None
+  }
+
+  /** `p` with one partition per value of `values`, in that order. */
+  def withValues(p: Partitioning, values: Seq[InternalRow]): Partitioning = {
+    val product = p.asInstanceOf[Product]
+    val constructor = p.getClass.getConstructors.find(_.getParameterCount == 4).get
+    constructor.newInstance(product.productElement(0).asInstanceOf[AnyRef], Int.box(values.size), values,
+      product.productElement(3).asInstanceOf[AnyRef]).asInstanceOf[Partitioning]
+  }
+
+  def wrap(expressions: Seq[Expression], values: Seq[InternalRow]): Seq[InternalRowComparableWrapper] = {
+    val dataTypes = expressions.map(_.dataType)
+    values.map(new InternalRowComparableWrapper(_, dataTypes))
+  }
+}
+
+/**
+ * Without adaptive execution the only place an extension can act on the physical plan after
+ * EnsureRequirements is the columnar rules, applied before the columnar transitions.
+ */
+object UseKeyGroupedInputsColumnarRule extends ColumnarRule {
+  override def preColumnarTransitions: Rule[SparkPlan] = UseKeyGroupedInputs
+}
