@@ -163,10 +163,11 @@ def start(
         package = server_package(version)
         if package is None:
             raise
+        unresolved = "unresolved dependency" in str(error)
         raise ConnectServerError(
             f"{error}\nSpark {version} does not ship the Spark Connect server: spark-submit fetches {package} "
-            "with --packages (from Maven Central, or the repositories of spark.jars.repositories / "
-            "spark.jars.ivySettings). If the log shows it unresolved, that artifact is not reachable from here."
+            "with --packages (Maven Central, or the repositories of spark.jars.repositories / spark.jars.ivySettings)"
+            + (f", and it could not resolve {package} there." if unresolved else ".")
         ) from None
     return server
 
