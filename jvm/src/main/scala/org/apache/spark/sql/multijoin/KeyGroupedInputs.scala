@@ -148,7 +148,7 @@ object UseKeyGroupedInputs extends Rule[SparkPlan] with Logging {
       Input(below, layout(key, below.outputPartitioning))
     }
     // Nothing grouped by key: the ordinary case, nothing to say.
-    if (!inputs.exists(_.layout.isRight)) return None
+    if (!inputs.exists(i => keyGrouped(i.plan.outputPartitioning))) return None
     def describe(i: Int) = s"input ${i + 1} (${join.keys(i).map(_.sql).mkString(", ")})"
     val unusable = inputs.zipWithIndex.collect { case (Input(_, Left(reason)), i) => s"${describe(i)}: $reason" }
     if (unusable.nonEmpty) {
@@ -176,6 +176,11 @@ object UseKeyGroupedInputs extends Rule[SparkPlan] with Logging {
       s"multi-join are read grouped by ${layouts.head.expressions.map(_.sql).mkString(", ")} " +
       s"into ${values.size} partitions, with no shuffle")
     Some(rewritten)
+  }
+
+  private def keyGrouped(p: Partitioning): Boolean = p match {
+    case PartitioningCollection(ps) => ps.exists(keyGrouped)
+    case other => KeyGrouped.unapply(other).isDefined
   }
 
   private def logFallback(join: MultiJoinExec, reason: String): Unit =
