@@ -249,29 +249,39 @@ private class PartitionsByValueRDD(prev: RDD[InternalRow], sources: Array[Int])
 
 /**
  * Spark's KeyGroupedPartitioning, read and rebuilt by reflection: it exists from Spark 3.5 to
- * 4.1 with the same first three fields (expressions, numPartitions, partitionValues) and was
- * replaced in Spark 4.2, and this one source tree compiles on every line. On a Spark without it
- * nothing is key-grouped, so every input is shuffled.
+ * 4.1, always with the same first three fields (expressions, numPartitions, partitionValues) but
+ * more after them in later patch releases (4.1.4 has six), and was replaced in Spark 4.2; this
+ * one source tree compiles on every line. On a Spark without it nothing is key-grouped, so every
+ * input is shuffled.
  */
 private[multijoin] object KeyGrouped {
   private val ClassName = "org.apache.spark.sql.catalyst.plans.physical.KeyGroupedPartitioning"
 
-  /** Its partition expressions and values, for a key-grouped partitioning that is not partially
-   * clustered (Spark 3.5's fourth field; a partially clustered one repeats values). */
+  /**
+   * Its partition expressions and values, unless a flag says a partition value may stand for
+   * rows of other values too: partially clustered (a value split over several partitions) or,
+   * from Spark 4.1.4, possibly holding unknown partition keys. Flags a line lacks are false.
+   */
   def unapply(p: Partitioning): Option[(Seq[Expression], Seq[InternalRow])] = p match {
-    case product: Product if p.getClass.getName == ClassName && product.productArity == 4 &&
-        product.productElement(3) != java.lang.Boolean.TRUE =>
+    case product: Product if p.getClass.getName == ClassName &&
+        !flag(p, "isPartiallyClustered") && !flag(p, "mayContainUnknownPartitionKeys") =>
       Some((product.productElement(0).asInstanceOf[Seq[Expression]],
         product.productElement(2).asInstanceOf[Seq[InternalRow]]))
     case _ => None
   }
 
-  /** `p` with one partition per value of `values`, in that order. */
+  private def flag(p: Partitioning, name: String): Boolean =
+    p.getClass.getMethods.find(m => m.getName == name && m.getParameterCount == 0)
+      .exists(_.invoke(p) == java.lang.Boolean.TRUE)
+
+  /** `p` with one partition per value of `values`, in that order, its other fields kept. */
   def withValues(p: Partitioning, values: Seq[InternalRow]): Partitioning = {
     val product = p.asInstanceOf[Product]
-    val constructor = p.getClass.getConstructors.find(_.getParameterCount == 4).get
-    constructor.newInstance(product.productElement(0).asInstanceOf[AnyRef], Int.box(values.size), values,
-      product.productElement(3).asInstanceOf[AnyRef]).asInstanceOf[Partitioning]
+    val args = product.productIterator.map(_.asInstanceOf[AnyRef]).toArray
+    args(1) = Int.box(values.size)
+    args(2) = values
+    val constructor = p.getClass.getConstructors.find(_.getParameterCount == args.length).get
+    constructor.newInstance(args: _*).asInstanceOf[Partitioning]
   }
 
   def wrap(expressions: Seq[Expression], values: Seq[InternalRow]): Seq[InternalRowComparableWrapper] = {
