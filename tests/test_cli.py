@@ -1,14 +1,22 @@
-"""The `dbt-multijoin jar` and `extension` commands: a stable interface for tools outside the repo."""
+"""The `dbt-multijoin jar` and `extension` commands: a stable interface for tools outside the repo.
+In a checkout `jar` builds through jvm/pom.xml; the last tests check that the pom's profiles say
+what jar.py tells the build."""
 
+import re
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ElementTree
+import zipfile
 from pathlib import Path
 
 import pytest
 
 from dbt_multijoin import EXTENSION_CLASS, __version__
-from dbt_multijoin.jar import CHECKOUT_SOURCES, installed_spark
+from dbt_multijoin.jar import CHECKOUT_SOURCES, POM, SparkInstall, installed_spark, maven_properties, shim_dir
+
+REPO = Path(__file__).resolve().parent.parent
+SPARK_VERSIONS = re.search(r"^SPARK_VERSIONS=\((.*)\)$", (REPO / "scripts" / "spark-versions.sh").read_text(), re.M)[1].split()
 
 
 def cli(*args):
@@ -27,6 +35,9 @@ def test_jar_prints_only_the_absolute_path_of_an_existing_jar():
     spark = installed_spark()  # the pyspark of this run: 3.5 with Scala 2.12, 4.x with 2.13
     assert jar.name == f"dbt-multijoin-spark{spark.spark_minor}_{spark.scala_binary}-{__version__}.jar"
     assert spark.scala_binary == ("2.12" if spark.spark_minor == "3.5" else "2.13")
+    with zipfile.ZipFile(jar) as archive:
+        build_info = archive.read("org/apache/spark/sql/multijoin/BuildInfo$.class")
+    assert __version__.encode() in build_info and spark.spark_version.encode() in build_info
 
 
 def test_extension_prints_the_class_name():
@@ -43,19 +54,28 @@ def source_copy(tmp_path):
     return ["--sources", str(sources), "--target", str(tmp_path / "target")], sources
 
 
+def jar_classes(jar: Path) -> set[str]:
+    with zipfile.ZipFile(jar) as archive:
+        return {name for name in archive.namelist() if name.endswith(".class")}
+
+
 def test_jar_is_rebuilt_only_when_a_source_changes(source_copy):
     options, sources = source_copy
+    extra = sources / "main" / "scala" / "org" / "apache" / "spark" / "sql" / "multijoin" / "Extra.scala"
+    extra.write_text("package org.apache.spark.sql.multijoin\n\nobject Extra\n")
     first = cli("jar", *options)
     assert first.returncode == 0, first.stderr
     jar = Path(first.stdout.strip())
     built = jar.stat().st_mtime_ns
+    assert "org/apache/spark/sql/multijoin/Extra$.class" in jar_classes(jar)
     again = cli("jar", *options)
     assert again.stdout == first.stdout and jar.stat().st_mtime_ns == built
-    conf = next(sources.rglob("MultiJoinConf.scala"))
-    conf.write_text(conf.read_text() + "\n// a change\n")
+    # A deleted source is a change too, and its classes must not outlive it in the jar.
+    extra.unlink()
     changed = cli("jar", *options)
     assert changed.returncode == 0, changed.stderr
     assert jar.stat().st_mtime_ns != built
+    assert not [name for name in jar_classes(jar) if "Extra" in name]
 
 
 def test_jar_compile_error_exits_non_zero_with_the_compiler_message(source_copy):
@@ -66,3 +86,50 @@ def test_jar_compile_error_exits_non_zero_with_the_compiler_message(source_copy)
     assert result.returncode != 0
     assert result.stdout == ""
     assert "MultiJoinConf.scala" in result.stderr and "type mismatch" in result.stderr
+
+
+def profile_properties() -> dict[str, dict[str, str]]:
+    """The properties of each profile of jvm/pom.xml, by profile id."""
+    ns = {"m": "http://maven.apache.org/POM/4.0.0"}
+    profiles = ElementTree.parse(POM).getroot().findall("m:profiles/m:profile", ns)
+    return {
+        profile.find("m:id", ns).text: {prop.tag.split("}")[1]: prop.text for prop in profile.find("m:properties", ns)}
+        for profile in profiles
+    }
+
+
+def spark_home(version: str) -> Path:
+    """Where scripts/spark-versions.sh says Spark `version` lives in this checkout."""
+    script = f"source scripts/spark-versions.sh && spark_home {version}"
+    result = subprocess.run(["bash", "-c", script], cwd=REPO, capture_output=True, text=True, timeout=60)
+    return (REPO / result.stdout.strip()).resolve()
+
+
+def test_the_pom_has_a_profile_per_supported_version_and_no_other():
+    minors = {".".join(version.split(".")[:2]): version for version in SPARK_VERSIONS}
+    profiles = profile_properties()
+    assert set(profiles) == {f"spark-{minor}" for minor in minors}
+    for minor, version in minors.items():
+        properties = profiles[f"spark-{minor}"]
+        assert properties["spark.minor"] == minor and properties["spark.version"] == version
+        assert properties["scala.binary.version"] == ("2.12" if minor.startswith("3.") else "2.13")
+
+
+@pytest.mark.parametrize("version", SPARK_VERSIONS)
+def test_a_profile_says_what_jar_py_passes_the_build_for_its_spark_home(version):
+    """An IDE import and a plain ./mvnw use the profile's values; jar.py reads them off the Spark
+    home. Both must build the same jar: same Spark home, versions and shim."""
+    home = spark_home(version)
+    if not (home / "jars").is_dir():
+        pytest.skip(f"no Spark {version} at {home}: scripts/setup.sh makes it")
+    spark = SparkInstall.from_home(home)
+    profile = profile_properties()[f"spark-{spark.spark_minor}"]
+    jvm = POM.parent
+    resolved = {
+        name: value.replace("${project.basedir}", str(jvm)).replace("${multijoin.sources}", str(CHECKOUT_SOURCES))
+        for name, value in profile.items()
+    }
+    assert Path(resolved.pop("spark.home")).resolve() == spark.home
+    assert Path(resolved.pop("shim.dir")) == shim_dir(spark)
+    passed = maven_properties(spark)
+    assert resolved == {name: passed[name] for name in resolved}
