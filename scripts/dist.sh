@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
-# Builds the sdist and the wheel into dist/ (or the directory given as $1). jar.py compiles one
-# jar per supported Spark minor against that minor's pyspark (scripts/spark-versions.sh) into a
-# staging copy of the package; `python -m build` makes the sdist from it (jars and Scala sources
-# included) and then the wheel from that sdist, so both ship the same jars.
-# Needs scripts/setup.sh first: the virtualenvs and the Spark homes.
+# Builds the sdist and the wheel into dist/ (or the directory given as $1). jar.py builds one jar
+# per supported Spark minor against that minor's pyspark (scripts/spark-versions.sh) through the
+# Maven build jvm/pom.xml, into a staging copy of the package; `python -m build` makes the sdist
+# from it (jars and Scala sources included) and then the wheel from that sdist, so both ship the
+# same jars. Runs scripts/setup.sh first (a no-op once done), so it works from a fresh clone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/spark-versions.sh
+# Setup's own output (pip, the first jar) goes to stderr: stdout is the build's.
+bash scripts/setup.sh >&2
 out=$(realpath -m "${1:-dist}")
 stage=$(mktemp -d "${TMPDIR:-/tmp}/dbt-multijoin-dist.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
 
 mkdir -p "$stage/jvm" "$stage/dbt_multijoin/jars"
 cp pyproject.toml README.md MANIFEST.in "$stage/"
-cp -r jvm/src "$stage/jvm/src"
+# The sources the jars are built from, not the unit tests.
+mkdir -p "$stage/jvm/src"
+cp -r jvm/src/main jvm/src/shims "$stage/jvm/src/"
 cp dbt_multijoin/*.py "$stage/dbt_multijoin/"
 for version in "${SPARK_VERSIONS[@]}"; do
   home=$(spark_home "$version")
