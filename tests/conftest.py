@@ -6,10 +6,11 @@ the warnings a fallback prints.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
+
+import testkit.properties  # noqa: F401  (loads the suite's hypothesis profile)
 
 TESTS_DIR = Path(__file__).resolve().parent
 
@@ -58,24 +59,37 @@ def spark(extension_log, tmp_path_factory):
     session.stop()
 
 
+def extension_conf_keys(session) -> list[str]:
+    """Every conf the extension registers with Spark, as `SET -v` lists them."""
+    keys = [row.key for row in session.sql("SET -v").collect() if row.key.startswith("spark.multijoin.")]
+    assert len(keys) >= 10, f"the extension registered only {keys}: is it loaded?"
+    return keys
+
+
+def explicitly_set(session) -> dict[str, str]:
+    """The session's confs that were set explicitly (what `SET` lists), by key."""
+    return {row.key: row.value for row in session.sql("SET").collect()}
+
+
+@pytest.fixture(scope="session")
+def _session_defaults(spark) -> tuple[list[str], dict[str, str]]:
+    return extension_conf_keys(spark), explicitly_set(spark)
+
+
 @pytest.fixture(autouse=True)
 def _reset_confs(request):
-    """Every test starts from the session's default confs for the keys tests change."""
+    """Every test starts from the session's confs as built: each conf of the extension unset
+    (back to its default), and every other conf a test set put back or unset."""
+    if "spark" not in request.fixturenames:
+        yield
+        return
+    session = request.getfixturevalue("spark")
+    extension_keys, defaults = request.getfixturevalue("_session_defaults")
     yield
-    if "spark" in request.fixturenames:
-        session = request.getfixturevalue("spark")
-        for key in (
-            "spark.multijoin.enabled",
-            "spark.multijoin.failOnFallback",
-            "spark.multijoin.buffer.inMemoryThreshold",
-            "spark.multijoin.buffer.spillThreshold",
-            "spark.multijoin.bloomFilter.enabled",
-            "spark.multijoin.bloomFilter.minSizeRatio",
-            "spark.multijoin.bloomFilter.fpp",
-            "spark.multijoin.bloomFilter.maxNumBits",
-            "spark.sql.adaptive.enabled",
-            "spark.sql.ansi.enabled",
-            "spark.sql.shuffle.spreadNullJoinKeys.enabled",
-            "spark.sql.legacy.bucketedTableScan.outputOrdering",
-        ):
+    for key in extension_keys:
+        session.conf.unset(key)
+    for key, value in explicitly_set(session).items():
+        if key not in defaults:
             session.conf.unset(key)
+        elif value != defaults[key]:
+            session.conf.set(key, defaults[key])

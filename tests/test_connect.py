@@ -17,11 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dbt_helpers import cli, make_tiny_project, private_jar
-from test_dataframe_api import vanilla_sql
-from test_thrift_server import listening_addresses, running
 
 from dbt_multijoin import EXTENSION_CLASS, connect, multi_join
-from testkit.differential import chain_sql, multiset, typed_inputs
+from testkit.differential import chain_sql, multiset, typed_inputs, vanilla_sql
+from testkit.processes import listening_addresses, running
 from testkit.properties import EXAMPLES
 from testkit.thrift_client import free_port
 

@@ -17,36 +17,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dbt_multijoin import MultiJoinNotAppliedWarning, multi_join
-from testkit.differential import multiset, typed_inputs
+from testkit.differential import multiset, typed_inputs, vanilla_sql
 from testkit.frames import local_frame
 from testkit.plans import uses_multijoin
 from testkit.properties import examples
 
 FAIL_ON_FALLBACK = "spark.multijoin.failOnFallback"
-
-
-def vanilla_sql(how: str, keys: list[list[str]], columns: list[list[str]], outputs: list[list[str]]) -> str:
-    """The chain over views t1..tN written by hand, without the hint: FULL joins each level on the
-    coalesce of the keys below it, LEFT and INNER on the first input's key. keys[i] are input
-    i's spellings of the key columns, columns[i] its value columns, outputs[i] their output names."""
-    n = len(keys)
-    arity = len(keys[0])
-    if how == "full":
-        select = [f"coalesce({', '.join(f't{i + 1}.{keys[i][c]}' for i in range(n))}) AS {keys[0][c]}" for c in range(arity)]
-    else:
-        select = [f"t1.{keys[0][c]} AS {keys[0][c]}" for c in range(arity)]
-    select += [f"t{i + 1}.{col} AS {out}" for i in range(n) for col, out in zip(columns[i], outputs[i])]
-    keyword = {"full": "FULL OUTER JOIN", "left": "LEFT OUTER JOIN", "inner": "INNER JOIN"}[how]
-    joins = []
-    for i in range(1, n):
-        below = range(i) if how == "full" else range(1)
-        conditions = []
-        for c in range(arity):
-            refs = [f"t{j + 1}.{keys[j][c]}" for j in below]
-            left = refs[0] if len(refs) == 1 else f"coalesce({', '.join(refs)})"
-            conditions.append(f"{left} = t{i + 1}.{keys[i][c]}")
-        joins.append(f"{keyword} t{i + 1} ON {' AND '.join(conditions)}")
-    return f"SELECT {', '.join(select)} FROM t1 {' '.join(joins)}"
 
 
 @settings(max_examples=examples(0.2))

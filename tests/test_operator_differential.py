@@ -10,57 +10,18 @@ Spark's own plan. The results must be equal as multisets.
 
 from __future__ import annotations
 
-import datetime
-import math
-import os
-from collections import Counter
 from decimal import Decimal
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spark_plans import executed_nodes, multijoin_generates_code, skip_wrappers, uses_multijoin
-
-# A small pool per type, so that keys collide across inputs and repeat within one.
-KEY_POOLS = {
-    "TINYINT": [0, 1, 2, 3, -7],
-    "SMALLINT": [0, 1, 2, 3, -300],
-    "INT": [0, 1, 2, 3, -7],
-    "BIGINT": [0, 1, 2, 3, 2**40],
-    "STRING": ["", "a", "b", "ab", "é"],
-    "DECIMAL(10,2)": [Decimal("0.00"), Decimal("1.00"), Decimal("1.50"), Decimal("-2.25"), Decimal("3.00")],
-    "DATE": [datetime.date(2024, 1, d) for d in (1, 2, 3, 29, 31)],
-    "TIMESTAMP": [datetime.datetime(2024, 1, 1, h, m) for h, m in ((0, 0), (0, 1), (9, 30), (23, 59))],
-    "DOUBLE": [0.0, -0.0, 1.0, 1.5, float("nan"), float("inf"), 3.0],
-}
-# Families of types that Spark widens into each other exactly (no two keys become equal, none
-# becomes null), so they may meet on one key through the chain's implicit casts. BIGINT with
-# DOUBLE is not one: it falls back (see test_operator_fallbacks.py).
-MIXABLE_TYPES = [["TINYINT", "SMALLINT", "INT", "BIGINT", "DECIMAL(10,2)"], ["INT", "DOUBLE"]]
-SPELLINGS = ["flat", "nested", "using"]
-
-EXAMPLES = int(os.environ.get("MULTIJOIN_DIFFERENTIAL_EXAMPLES", "150"))
-
-
-@st.composite
-def typed_inputs(draw, n: int):
-    """Key types per input and key column, and each input's rows: (key columns..., value)."""
-    arity = draw(st.sampled_from([1, 1, 2]))
-    if draw(st.booleans()):
-        # Mixed: each input may have its own type per key column, within one family.
-        families = [draw(st.sampled_from(MIXABLE_TYPES)) for _ in range(arity)]
-        types = [[draw(st.sampled_from(family)) for family in families] for _ in range(n)]
-    else:
-        shared = [draw(st.sampled_from(list(KEY_POOLS))) for _ in range(arity)]
-        types = [list(shared) for _ in range(n)]
-    inputs = []
-    for i in range(n):
-        key_columns = [st.one_of(st.none(), st.sampled_from(KEY_POOLS[t])) for t in types[i]]
-        row = st.tuples(*key_columns, st.integers(-5, 5))
-        inputs.append(draw(st.lists(row, min_size=0, max_size=draw(st.sampled_from([0, 1, 4, 8])))))
-    return types, inputs
-
+from testkit.differential import (
+    KEY_POOLS, SPELLINGS, assert_same_rows_as_vanilla, chain_sql, multiset, register_inputs, spark_minor, typed_inputs,
+)
+from testkit.frames import local_frame
+from testkit.plans import executed_nodes, multijoin_generates_code, skip_wrappers
+from testkit.properties import examples
 
 @st.composite
 def scenarios(draw):
@@ -74,118 +35,28 @@ def scenarios(draw):
     }
 
 
-def key_names(arity: int) -> list[str]:
-    return [f"k{c + 1}" for c in range(arity)]
-
-
-def chain_sql(n: int, arity: int, spelling: str, hint: bool, tables: list[str] | None = None) -> str:
-    """The nested-coalesce FULL OUTER chain over views t1..tN in one of the three spellings."""
-    tables = tables or [f"t{i + 1}" for i in range(n)]
-    aliases = [f"t{i + 1}" for i in range(n)]
-    keys = key_names(arity)
-    hint_sql = "/*+ MULTI_JOIN */ " if hint else ""
-    values = [f"v{i + 1}" for i in range(n)]
-    if spelling == "using":
-        joins = " ".join(
-            f"FULL OUTER JOIN {tables[i]} AS {aliases[i]} USING ({', '.join(keys)})" for i in range(1, n)
-        )
-        return f"SELECT {hint_sql}* FROM {tables[0]} AS {aliases[0]} {joins}"
-    if spelling == "flat":
-        def coalesced(key: str, upto: int) -> str:
-            operands = [f"{aliases[j]}.{key}" for j in range(upto)]
-            return operands[0] if upto == 1 else f"coalesce({', '.join(operands)})"
-
-        select = [f"{coalesced(k, n)} AS {k}" for k in keys] + [f"{aliases[i]}.{values[i]}" for i in range(n)]
-        joins = " ".join(
-            f"FULL OUTER JOIN {tables[i]} AS {aliases[i]} ON "
-            + " AND ".join(f"{coalesced(k, i)} = {aliases[i]}.{k}" for k in keys)
-            for i in range(1, n)
-        )
-        return f"SELECT {hint_sql}{', '.join(select)} FROM {tables[0]} AS {aliases[0]} {joins}"
-    # nested: each level a subquery that projects the coalesced key
-    inner = f"{tables[0]}"
-    for level in range(1, n):
-        left = "j" if level > 1 else aliases[0]
-        select = [f"coalesce({left}.{k}, {aliases[level]}.{k}) AS {k}" for k in keys]
-        select += [f"{left}.{v}" for v in values[:level]] + [f"{aliases[level]}.{values[level]}"]
-        condition = " AND ".join(f"{left}.{k} = {aliases[level]}.{k}" for k in keys)
-        top = level == n - 1
-        inner = (
-            f"SELECT {hint_sql if top else ''}{', '.join(select)} "
-            f"FROM {inner if level == 1 else '(' + inner + ')'} AS {left} "
-            f"FULL OUTER JOIN {tables[level]} AS {aliases[level]} ON {condition}"
-        )
-    return inner
-
-
-def canonical(value):
-    """Make rows comparable as multiset members: NaN equal to NaN, -0.0 distinct from 0.0;
-    arrays, structs and binaries as hashable tuples and bytes."""
-    if isinstance(value, float):
-        return "NaN" if math.isnan(value) else repr(value)
-    if isinstance(value, (list, tuple)):  # arrays, and structs (Row is a tuple)
-        return tuple(canonical(v) for v in value)
-    if isinstance(value, bytearray):
-        return bytes(value)
-    return value
-
-
-def multiset(rows) -> Counter:
-    return Counter(tuple(canonical(v) for v in row) for row in rows)
-
-
-def register_inputs(spark, types, inputs) -> None:
-    for i, (column_types, rows) in enumerate(zip(types, inputs)):
-        columns = [f"k{c + 1} {t}" for c, t in enumerate(column_types)] + [f"v{i + 1} INT"]
-        spark.createDataFrame(rows, ", ".join(columns)).createOrReplaceTempView(f"t{i + 1}")
-
-
-def assert_same_rows_as_vanilla(spark, hinted_sql: str, vanilla_sql: str):
-    """Returns the executed hinted query."""
-    hinted = spark.sql(hinted_sql)
-    assert uses_multijoin(hinted), f"MultiJoin not planned for:\n{hinted_sql}"
-    expected = multiset(spark.sql(vanilla_sql).collect())
-    actual = multiset(hinted.collect())
-    assert actual == expected, (
-        f"\nquery: {hinted_sql}\nmissing: {expected - actual}\nextra: {actual - expected}"
-    )
-    return hinted
-
-
 def assert_chain_returns_the_vanilla_rows(spark, case) -> None:
     spark.conf.set("spark.multijoin.failOnFallback", "true")
     spark.conf.set("spark.sql.adaptive.enabled", str(case["adaptive"]).lower())
     spark.conf.set("spark.multijoin.codegen.enabled", str(case["codegen"]).lower())
-    try:
-        register_inputs(spark, case["types"], case["inputs"])
-        n, arity = len(case["inputs"]), len(case["types"][0])
-        hinted = assert_same_rows_as_vanilla(
-            spark,
-            chain_sql(n, arity, case["spelling"], hint=True),
-            chain_sql(n, arity, case["spelling"], hint=False),
-        )
-        # The case ran the path it names (a few dozen columns: Spark generates code for them).
-        assert multijoin_generates_code(hinted) == case["codegen"]
-    finally:
-        spark.conf.unset("spark.multijoin.codegen.enabled")
+    register_inputs(spark, case["types"], case["inputs"])
+    n, arity = len(case["inputs"]), len(case["types"][0])
+    hinted = assert_same_rows_as_vanilla(
+        spark,
+        chain_sql(n, arity, case["spelling"], hint=True),
+        chain_sql(n, arity, case["spelling"], hint=False),
+    )
+    # The case ran the path it names (a few dozen columns: Spark generates code for them).
+    assert multijoin_generates_code(hinted) == case["codegen"]
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
 @given(case=scenarios())
 def test_hinted_chain_returns_the_vanilla_rows(spark, case):
     """Under the session's default ANSI mode: off in Spark 3.5, on in Spark 4."""
     assert_chain_returns_the_vanilla_rows(spark, case)
 
 
-@settings(
-    max_examples=max(EXAMPLES // 3, 10),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
+@settings(max_examples=examples(1 / 3))
 @given(case=scenarios())
 def test_hinted_chain_returns_the_vanilla_rows_in_ansi_mode(spark, case):
     """ANSI mode coerces mixed key types by other rules (and is Spark 4's default): the casts
@@ -194,11 +65,7 @@ def test_hinted_chain_returns_the_vanilla_rows_in_ansi_mode(spark, case):
     assert_chain_returns_the_vanilla_rows(spark, case)
 
 
-@settings(
-    max_examples=max(EXAMPLES // 5, 10),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
+@settings(max_examples=examples(1 / 5))
 @given(
     rows=st.lists(st.tuples(st.one_of(st.none(), st.integers(0, 4)), st.integers(-100, 100)), max_size=10),
     n=st.integers(2, 5),
@@ -206,7 +73,7 @@ def test_hinted_chain_returns_the_vanilla_rows_in_ansi_mode(spark, case):
 )
 def test_one_table_joined_with_itself(spark, rows, n, spelling):
     spark.conf.set("spark.multijoin.failOnFallback", "true")
-    spark.createDataFrame(rows, "k1 INT, v1 INT").createOrReplaceTempView("self_input")
+    local_frame(spark, rows, "k1 INT, v1 INT").createOrReplaceTempView("self_input")
     # Every level reads the same view; the value column is named v1 in each, so select it by alias.
     tables = ["self_input"] * n
     hinted = chain_sql(n, 1, "using", hint=True, tables=tables) if spelling == "using" else None
@@ -268,7 +135,7 @@ KEYS_COMPUTED_ON_A_MISSING_ROW = {
 
 def register_keyed_inputs(spark, inputs) -> None:
     for i, rows in enumerate(inputs):
-        spark.createDataFrame(rows, "k INT, a INT, v INT").createOrReplaceTempView(f"t{i + 1}")
+        local_frame(spark, rows, "k INT, a INT, v INT").createOrReplaceTempView(f"t{i + 1}")
 
 
 @pytest.mark.parametrize("case", sorted(KEYS_COMPUTED_ON_A_MISSING_ROW))
@@ -291,11 +158,7 @@ def _coalesce(operands: list[str]) -> str:
     return operands[0] if len(operands) == 1 else f"coalesce({', '.join(operands)})"
 
 
-@settings(
-    max_examples=max(EXAMPLES // 5, 10),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
+@settings(max_examples=examples(1 / 5))
 @given(data=st.data())
 def test_any_key_spelling_gives_the_vanilla_rows(spark, data):
     """A FULL or LEFT chain of three inputs, each keyed by one of KEY_SPELLINGS, the last level
@@ -373,11 +236,7 @@ def wide_inputs(draw):
     return inputs
 
 
-@settings(
-    max_examples=max(EXAMPLES // 3, 10),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
+@settings(max_examples=examples(1 / 3))
 @given(inputs=wide_inputs(), spelling=st.sampled_from(["using", "flat"]), codegen=st.booleans())
 def test_every_column_type_and_width_comes_out_intact(spark, inputs, spelling, codegen):
     """The operator hands out its output either as the fields of the inputs' rows, read by the
@@ -390,7 +249,7 @@ def test_every_column_type_and_width_comes_out_intact(spark, inputs, spelling, c
     n = len(inputs)
     for i, (key_type, types, rows) in enumerate(inputs):
         columns = [f"k1 {key_type}"] + [f"c{i + 1}_{j} {t}" for j, t in enumerate(types)]
-        spark.createDataFrame(rows, ", ".join(columns)).createOrReplaceTempView(f"t{i + 1}")
+        local_frame(spark, rows, ", ".join(columns)).createOrReplaceTempView(f"t{i + 1}")
     aliases = [f"t{i + 1}" for i in range(n)]
 
     def sql(hint: bool) -> str:
@@ -407,19 +266,11 @@ def test_every_column_type_and_width_comes_out_intact(spark, inputs, spelling, c
         columns = ", ".join(f"{a}.*" for a in aliases)
         return f"SELECT {hint_sql}coalesce({', '.join(keys)}) AS k, {columns} FROM t1 {joins}"
 
-    try:
-        hinted = assert_same_rows_as_vanilla(spark, sql(hint=True), sql(hint=False))
-        operator = next(n for n in executed_nodes(hinted) if n.getClass().getSimpleName() == "MultiJoinExec")
-        codegen_stage = getattr(getattr(spark._jvm.org.apache.spark.sql.execution, "WholeStageCodegenExec$"), "MODULE$")
-        too_wide = codegen_stage.isTooManyFields(spark._jsparkSession.sessionState().conf(), operator.schema())
-        assert multijoin_generates_code(hinted) == (codegen and not too_wide)
-    finally:
-        spark.conf.unset("spark.multijoin.codegen.enabled")
-
-
-def spark_minor(spark) -> tuple[int, int]:
-    major, minor = spark.version.split(".")[:2]
-    return int(major), int(minor)
+    hinted = assert_same_rows_as_vanilla(spark, sql(hint=True), sql(hint=False))
+    operator = next(n for n in executed_nodes(hinted) if n.getClass().getSimpleName() == "MultiJoinExec")
+    codegen_stage = getattr(getattr(spark._jvm.org.apache.spark.sql.execution, "WholeStageCodegenExec$"), "MODULE$")
+    too_wide = codegen_stage.isTooManyFields(spark._jsparkSession.sessionState().conf(), operator.schema())
+    assert multijoin_generates_code(hinted) == (codegen and not too_wide)
 
 
 @pytest.mark.parametrize("join_type", ["FULL OUTER", "LEFT"])
@@ -443,7 +294,7 @@ def test_null_keys_spread_by_vanilla_joins_below_the_operator(spark, tmp_path, j
     }.items():
         rows = [(key, value) for value, key in enumerate(keys)]
         path = str(tmp_path / name)
-        spark.createDataFrame(rows, f"k INT, v_{name} INT").write.parquet(path)
+        local_frame(spark, rows, f"k INT, v_{name} INT").write.parquet(path)
         spark.read.parquet(path).createOrReplaceTempView(name)
 
     def sql(hint: bool) -> str:

@@ -4,16 +4,14 @@ also when the filter is made to give many false positives."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spark_plans import multijoin_metrics, node_names, uses_multijoin
-from test_operator_differential import multiset, register_inputs, typed_inputs
+from testkit.differential import multiset, register_inputs, typed_inputs
+from testkit.plans import multijoin_metrics, node_names, uses_multijoin
+from testkit.properties import examples
 
-EXAMPLES = int(os.environ.get("MULTIJOIN_DIFFERENTIAL_EXAMPLES", "150")) // 2
 JOIN_TYPES = ["LEFT", "INNER"]
 
 
@@ -55,8 +53,7 @@ def assert_driven_matches_vanilla(spark, case, expect_bloom_filter: bool) -> Non
     assert actual == expected, f"\nmissing: {expected - actual}\nextra: {actual - expected}"
 
 
-@settings(max_examples=EXAMPLES, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(1 / 2))
 @given(case=driven_scenarios())
 def test_left_and_inner_chains_return_the_vanilla_rows(spark, case):
     """In-memory inputs: Spark does not know their size, so no bloom filter is built."""
@@ -66,8 +63,7 @@ def test_left_and_inner_chains_return_the_vanilla_rows(spark, case):
     assert_driven_matches_vanilla(spark, case, expect_bloom_filter=False)
 
 
-@settings(max_examples=max(EXAMPLES // 3, 10), deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(1 / 6))
 @given(case=driven_scenarios(), fpp=st.sampled_from(["0.01", "0.5", "0.99"]))
 def test_bloom_filter_false_positives_never_change_a_result(spark, tmp_path_factory, case, fpp):
     """Inputs read from parquet (sizes known), the filter forced on every input and sized for up
@@ -116,7 +112,7 @@ def test_bloom_filter_prunes_every_other_input_before_its_shuffle(spark, parquet
 
 
 def _exchanges(df):
-    from spark_plans import executed_nodes
+    from testkit.plans import executed_nodes
 
     return [n for n in executed_nodes(df) if n.nodeName() == "Exchange"]
 

@@ -6,19 +6,21 @@ from __future__ import annotations
 import pytest
 from pyspark.errors import AnalysisException
 
-from spark_plans import uses_multijoin
-from test_operator_differential import multiset
+from testkit.differential import multiset
+from testkit.frames import local_frame
+from testkit.plans import uses_multijoin
 
 
 @pytest.fixture
 def inputs(spark):
     for i in (1, 2, 3):
-        spark.createDataFrame(
+        local_frame(
+            spark,
             [(None, i, 0, 0.5)] + [(k, k * 10 + i, k % 2, float(k)) for k in range(i, 6)],
             f"k INT, v{i} INT, g{i} INT, d{i} DOUBLE",
         ).createOrReplaceTempView(f"t{i}")
-    spark.createDataFrame([(1, 5), (2**53 + 1, 6)], "k BIGINT, w INT").createOrReplaceTempView("big")
-    spark.createDataFrame([(1.0, 7), (float(2**53), 8)], "k DOUBLE, x INT").createOrReplaceTempView("dbl")
+    local_frame(spark, [(1, 5), (2**53 + 1, 6)], "k BIGINT, w INT").createOrReplaceTempView("big")
+    local_frame(spark, [(1.0, 7), (float(2**53), 8)], "k DOUBLE, x INT").createOrReplaceTempView("dbl")
     spark.range(3).selectExpr("7 AS k", "id AS c").createOrReplaceTempView("constant_key")
 
 

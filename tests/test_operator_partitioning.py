@@ -12,24 +12,17 @@ of it, casts the query adds, inputs bucketed on part of the key, collated string
 
 from __future__ import annotations
 
-import os
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spark_plans import executed_nodes
-from test_operator_differential import KEY_POOLS, assert_same_rows_as_vanilla, chain_sql, spark_minor
-from testkit.plans import plan_nodes
+from testkit.differential import KEY_POOLS, assert_same_rows_as_vanilla, chain_sql, spark_minor
+from testkit.frames import local_frame
+from testkit.plans import executed_nodes, plan_nodes
+from testkit.properties import examples
 
 REPORT_CONF = "spark.multijoin.fullOuter.outputPartitioning"
-EXAMPLES = max(int(os.environ.get("MULTIJOIN_DIFFERENTIAL_EXAMPLES", "150")) // 3, 10)
-
-
-@pytest.fixture(autouse=True)
-def _reset_report_conf(spark):
-    yield
-    spark.conf.unset(REPORT_CONF)
 
 
 def exchanges_above_operator(df) -> int:
@@ -50,7 +43,7 @@ def plan_string(df) -> str:
 
 
 def register(spark, name: str, columns: str, rows) -> None:
-    spark.createDataFrame(rows, columns).createOrReplaceTempView(name)
+    local_frame(spark, rows, columns).createOrReplaceTempView(name)
 
 
 def key_names(arity: int) -> list[str]:
@@ -134,11 +127,7 @@ def scenarios(draw):
     }
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
+@settings(max_examples=examples(1 / 3))
 @given(case=scenarios())
 def test_queries_on_the_coalesced_key_return_the_vanilla_rows(spark, case):
     spark.conf.set("spark.multijoin.failOnFallback", "true")
@@ -164,7 +153,7 @@ def three_inputs(spark):
     """Keys of three types Spark widens exactly (INT, BIGINT, DECIMAL): the keys carry casts."""
     for i, key_type in enumerate(["INT", "BIGINT", "DECIMAL(12,0)"], start=1):
         rows = [(k, 10 * i + k) for k in range(i, 40, i)] + [(None, i), (None, -i), (7, 0)]
-        spark.createDataFrame(rows, f"k1 INT, v{i} INT") \
+        local_frame(spark, rows, f"k1 INT, v{i} INT") \
             .selectExpr(f"CAST(k1 AS {key_type}) AS k1", f"v{i}").createOrReplaceTempView(f"t{i}")
     register(spark, "u", "k1 BIGINT, w INT", [(k, k) for k in range(0, 50, 3)])
 

@@ -7,19 +7,20 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyspark.errors import AnalysisException
 
-from spark_plans import multijoin_metrics, node_names, skip_wrappers, uses_multijoin
-from test_operator_differential import assert_same_rows_as_vanilla, chain_sql, register_inputs
+from testkit.differential import assert_same_rows_as_vanilla, chain_sql, register_inputs
+from testkit.frames import local_frame
+from testkit.plans import multijoin_metrics, node_names, skip_wrappers, uses_multijoin
 
 
 @pytest.fixture
 def worked_example(spark):
     """docs/semantics.md, worked example: R1 = {key1, key2}, R2 = R3 = R4 = {key3}."""
     for name, keys in [("r1", ["key1", "key2"]), ("r2", ["key3"]), ("r3", ["key3"]), ("r4", ["key3"])]:
-        spark.createDataFrame([(k, f"{name}:{k}") for k in keys], f"k STRING, v_{name} STRING") \
+        local_frame(spark, [(k, f"{name}:{k}") for k in keys], f"k STRING, v_{name} STRING") \
             .createOrReplaceTempView(name)
 
 
@@ -111,7 +112,7 @@ def test_inputs_that_arrive_in_key_order_are_not_sorted_again(spark, tmp_path):
 
 
 def _nodes(df):
-    from spark_plans import executed_nodes
+    from testkit.plans import executed_nodes
 
     return executed_nodes(df)
 
@@ -151,8 +152,8 @@ def test_hot_key_larger_than_the_buffer_spills_and_completes(spark):
     spark.conf.set("spark.multijoin.buffer.spillThreshold", "1000")
     hot = 60_000
     spark.range(hot).selectExpr("CAST(id % 1 + 7 AS INT) AS k1", "CAST(id AS INT) AS v1").createOrReplaceTempView("t1")
-    spark.createDataFrame([(7, 1), (7, 2), (8, 3)], "k1 INT, v2 INT").createOrReplaceTempView("t2")
-    spark.createDataFrame([(7, 1), (9, 2)], "k1 INT, v3 INT").createOrReplaceTempView("t3")
+    local_frame(spark, [(7, 1), (7, 2), (8, 3)], "k1 INT, v2 INT").createOrReplaceTempView("t2")
+    local_frame(spark, [(7, 1), (9, 2)], "k1 INT, v3 INT").createOrReplaceTempView("t3")
     df = spark.sql(chain_sql(3, 1, "flat", hint=True))
     assert uses_multijoin(df)
     # key 7: 60k x 2 x 1; key 8 and key 9 once each.
@@ -249,7 +250,7 @@ def test_adaptive_reads_are_coalesced_into_whole_waves_of_tasks(spark):
     assert counts["true"] == counts["false"] + 1, counts
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=200)
 @given(data=st.data())
 def test_whole_wave_ranges_cover_the_partitions_evenly(spark, data):
     """The regrouping itself: `count` contiguous, non-empty ranges covering every shuffle

@@ -4,41 +4,15 @@ bound to 127.0.0.1, stopped by its pid; and the thrift profile snippet against i
 
 from __future__ import annotations
 
-import ipaddress
 import os
-from pathlib import Path
 
 import pytest
 
 from dbt_helpers import cli, make_tiny_project, private_jar
 
 from dbt_multijoin import EXTENSION_CLASS, thrift
+from testkit.processes import listening_addresses, running
 from testkit.thrift_client import free_port, hive_query
-
-
-def listening_addresses(port: int) -> set[str]:
-    """Local IPv4 addresses with a socket listening on `port` (Linux /proc/net/tcp and tcp6;
-    an IPv4-mapped IPv6 address counts as its IPv4 address)."""
-    addresses = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in Path(table).read_text().splitlines()[1:]:
-            local, state = line.split()[1], line.split()[3]
-            hex_address, local_port = local.split(":")
-            if state != "0A" or int(local_port, 16) != port:
-                continue
-            # The kernel prints each 32-bit word in host (little-endian) byte order.
-            raw = b"".join(bytes.fromhex(hex_address[i : i + 8])[::-1] for i in range(0, len(hex_address), 8))
-            address = ipaddress.ip_address(raw)
-            addresses.add(str(getattr(address, "ipv4_mapped", None) or address))
-    return addresses
-
-
-def running(pid: int) -> bool:
-    """A live process (not gone, not a zombie waiting for its new parent to reap it)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def test_build_command_loads_the_jar_on_127_0_0_1(tmp_path):

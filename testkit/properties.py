@@ -1,0 +1,30 @@
+"""The one hypothesis profile of the test suites, and the example budgets derived from it.
+
+`MULTIJOIN_DIFFERENTIAL_EXAMPLES` (default 150) is the budget of the main differential property;
+the other properties take a share of it (`examples(share)`), never fewer than 10. The smoke runs
+on the Spark minors between the whole-suite lines lower it (scripts/test.sh); a deep search
+raises it. No deadline: an example runs Spark jobs whose time depends on the machine, not on
+the example. The Spark session is a session-scoped fixture shared by every example, which is
+what the function_scoped_fixture health check warns about.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+EXAMPLES = int(os.environ.get("MULTIJOIN_DIFFERENTIAL_EXAMPLES", "150"))
+
+settings.register_profile(
+    "multijoin",
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+settings.load_profile("multijoin")
+
+
+def examples(share: float) -> int:
+    """A property's budget: `share` of the main one, at least 10 examples."""
+    return max(int(EXAMPLES * share), 10)
