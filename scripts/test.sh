@@ -1,8 +1,19 @@
 #!/usr/bin/env bash
-# Sets everything up (scripts/setup.sh), then runs the whole test suite on Spark 3.5.9 and 4.3.0,
-# the pipeline tests on 3.5.9 and 4.1.4 (once per table format) and the smoke subset on the other supported minors (scripts/spark-versions.sh). Extra arguments
-# go to every pytest run. Fails if any run fails or collects no tests (pytest exit 5), and ends
-# with one line per Spark version: its result and duration. JUnit XML: build/test-results/.
+# Sets everything up (scripts/setup.sh), then runs every test of the project: the whole suite on
+# Spark 3.5.9 and 4.3.0, the pipeline tests on 3.5.9 and 4.1.4 (once per table format), the
+# smoke subset on the other supported minors (scripts/spark-versions.sh). Extra arguments go to
+# every pytest run. Fails if any run fails or collects no tests (pytest exit 5).
+#
+#   bash scripts/test.sh            # everything: what CI runs
+#   bash scripts/test.sh --quick    # day to day: the 3.5.9 suite without the slow tests, 50 examples a property
+#
+# The runs go in two lanes side by side, one Spark line's runs after another in each. Most of a
+# run's time is latency, not CPU: JVM start-ups, dbt parsing its project, thousands of small Spark
+# jobs whose tasks wait on the driver. Two lanes keep both cores busy. Each lane has its own Ivy
+# cache (spark.jars.ivy), so two lanes never resolve Delta or Iceberg into one directory at
+# once, and its own pytest temporary directory. Each run's output goes to
+# build/test-results/<run>.log and is printed when its lane ends; JUnit XML beside it. The last
+# lines: each run's result and duration, then the total over every run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # What runs on the minors without a whole-suite run: pytest paths or node ids. (Not
@@ -10,42 +21,147 @@ cd "$(dirname "$0")/.."
 SMOKE_TESTS=(tests/test_operator_plans.py tests/test_operator_differential.py)
 # The minors share the source and shims of the lines around them: the smoke subset checks that
 # they build and behave, with a third of the property tests' examples; the deep search (150
-# examples a property) runs on the two whole-suite versions. Keeps the run well inside CI's bound.
+# examples a property) runs on the two whole-suite versions.
 SMOKE_EXAMPLES=50
 # The pipeline tests (pipeline_tests/: dbt in-process over Delta and Iceberg tables) run in one
-# pytest process per table format, on the Spark versions both formats publish runtimes for
-# (testkit/formats.py: 3.5 and 4.1; 4.2 and 4.3 have none on Maven Central yet).
+# pytest process per table format (a session's catalog holds one format), on the Spark versions
+# both formats publish runtimes for (testkit/formats.py: 3.5 and 4.1).
 PIPELINE_VERSIONS=(3.5.9 4.1.4)
+# The wheel test (tests/test_dist.py) builds the jars of every minor and installs the wheel
+# without pyspark: the same work whichever line runs it, so it runs on the first line only.
+ONCE_ONLY=(tests/test_dist.py)
+# Tests that need a JVM of their own (the Iceberg runtime on the class path, which the suite's
+# shared session does not have): one pytest process each, on the lines that have an Iceberg
+# runtime (3.5 and 4.1), outside the whole-suite runs.
+OWN_JVM=(tests/test_operator_bucketed.py)
 source scripts/spark-versions.sh
 bash scripts/setup.sh || exit 1
-mkdir -p build/test-results
+results=build/test-results
+rm -rf "$results"
+mkdir -p "$results"
 
-whole=() smoke=()
-for version in "${SPARK_VERSIONS[@]}"; do
-  if [ -z "$(spark_extra_home "$version")" ]; then whole+=("$version"); else smoke+=("$version"); fi
-done
-summary=() failed=0
-# run_suite <version> <label> [pytest arguments...]
+quick=false
+if [ "${1:-}" = "--quick" ]; then
+  quick=true
+  shift
+fi
+
+# run_suite <lane> <version> <label> [pytest arguments...]: one pytest run, its output in
+# $results/<run>.log, its result line in $results/<run>.result.
 run_suite() {
-  local version=$1 label=$2 start=$SECONDS status result
-  shift 2
-  echo "=== Spark $version: $label"
-  with_spark "$version" python -m pytest "$@" --junitxml="build/test-results/spark-$version-${label// /-}.xml"
+  local lane=$1 version=$2 label=$3 start=$SECONDS status result name
+  shift 3
+  name="spark-$version-${label// /-}"
+  with_spark "$version" python -m pytest "$@" --junitxml="$results/$name.xml" \
+    --basetemp="$lane_tmp/$lane/$name" >"$results/$name.log" 2>&1
   status=$?
   case $status in
     0) result=passed ;;
     5) result="FAILED (no tests collected)" ;;
     *) result="FAILED (pytest exit $status)" ;;
   esac
-  [ "$status" -eq 0 ] || failed=1
-  summary+=("Spark $version, $label: $result in $(((SECONDS - start) / 60))m$(((SECONDS - start) % 60))s")
+  echo "Spark $version, $label: $result in $(((SECONDS - start) / 60))m$(((SECONDS - start) % 60))s" >"$results/$name.result"
+  [ "$status" -eq 0 ]
 }
-for version in "${whole[@]}"; do run_suite "$version" "whole suite" "$@"; done
-for version in "${PIPELINE_VERSIONS[@]}"; do
-  for format in delta iceberg; do run_suite "$version" "pipelines on $format" pipeline_tests --table-format "$format" "$@"; done
+
+# run_jvm_tests <versions...>: the JVM unit tests (scripts/jvm-tests.sh), output and result
+# as run_suite's.
+run_jvm_tests() {
+  local start=$SECONDS status
+  bash scripts/jvm-tests.sh "$@" >"$results/jvm-unit-tests.log" 2>&1
+  status=$?
+  echo "JVM unit tests (Spark $*): $([ "$status" -eq 0 ] && echo passed || echo "FAILED (exit $status)") in $(((SECONDS - start) / 60))m$(((SECONDS - start) % 60))s" >"$results/jvm-unit-tests.result"
+  [ "$status" -eq 0 ]
+}
+
+# lane <n> <run>...: each run a "version|label|pytest arguments" line (or "jvm|versions" for the
+# JVM unit tests), run in order with the lane's own Ivy cache and temporary directory.
+lane() {
+  local n=$1 spec version label args examples failed=0
+  shift
+  mkdir -p "$lane_tmp/$n/conf"
+  echo "spark.jars.ivy $HOME/.ivy2-dbt-multijoin-lane-$n" >"$lane_tmp/$n/conf/spark-defaults.conf"
+  for spec in "$@"; do
+    IFS='|' read -r version label args <<<"$spec"
+    if [ "$version" = jvm ]; then
+      # shellcheck disable=SC2086
+      run_jvm_tests $label || failed=1
+      continue
+    fi
+    examples=${MULTIJOIN_DIFFERENTIAL_EXAMPLES:-150}
+    [ "$label" = "smoke subset" ] && examples=$SMOKE_EXAMPLES
+    # shellcheck disable=SC2086  # the arguments are words
+    MULTIJOIN_DIFFERENTIAL_EXAMPLES=$examples SPARK_CONF_DIR="$lane_tmp/$n/conf" \
+      run_suite "$n" "$version" "$label" $args "${extra[@]}" || failed=1
+  done
+  return $failed
+}
+
+extra=("$@")
+lane_tmp=$(mktemp -d "${TMPDIR:-/tmp}/dbt-multijoin-tests.XXXXXX")
+trap 'rm -rf "$lane_tmp"' EXIT
+
+if $quick; then
+  MULTIJOIN_DIFFERENTIAL_EXAMPLES=$SMOKE_EXAMPLES run_suite 1 3.5.9 "quick suite" tests -m "not slow" \
+    "--ignore=${OWN_JVM[@]}" "${extra[@]}"
+  status=$?
+  cat "$results"/*.log
+  cat "$results"/*.result
+  exit $status
+fi
+
+whole=() smoke=()
+for version in "${SPARK_VERSIONS[@]}"; do
+  if [ -z "$(spark_extra_home "$version")" ]; then whole+=("$version"); else smoke+=("$version"); fi
 done
-for version in "${smoke[@]}"; do
-  MULTIJOIN_DIFFERENTIAL_EXAMPLES=$SMOKE_EXAMPLES run_suite "$version" "smoke subset" "${SMOKE_TESTS[@]}" "$@"
+# Lane 1: the first whole-suite line, its pipelines, the first smoke minor. Lane 2: the other
+# whole-suite line (without the once-only tests), the other pipelines, the other smoke minors.
+# (Measured on 2 cores, the two lanes take about as long as each other.)
+ignore_once=() ignore_own=()
+for path in "${ONCE_ONLY[@]}"; do ignore_once+=("--ignore=$path"); done
+for path in "${OWN_JVM[@]}"; do ignore_own+=("--ignore=$path"); done
+lane1=("${whole[0]}|whole suite|tests ${ignore_own[*]}")
+lane2=("${whole[1]}|whole suite|tests ${ignore_own[*]} ${ignore_once[*]}")
+for format in delta iceberg; do
+  lane1+=("${PIPELINE_VERSIONS[0]}|pipelines on $format|pipeline_tests --table-format $format")
+  lane2+=("${PIPELINE_VERSIONS[1]}|pipelines on $format|pipeline_tests --table-format $format")
 done
-printf '%s\n' "${summary[@]}"
+lane1+=("${PIPELINE_VERSIONS[0]}|own JVM|${OWN_JVM[*]}")
+lane2+=("${PIPELINE_VERSIONS[1]}|own JVM|${OWN_JVM[*]}")
+for i in "${!smoke[@]}"; do
+  run="${smoke[$i]}|smoke subset|${SMOKE_TESTS[*]}"
+  if [ "$i" -eq 0 ]; then lane1+=("$run"); else lane2+=("$run"); fi
+done
+lane1+=("jvm|${whole[*]}")
+
+lane 1 "${lane1[@]}" &
+pid1=$!
+lane 2 "${lane2[@]}" &
+pid2=$!
+failed=0
+wait "$pid1" || failed=1
+wait "$pid2" || failed=1
+
+for log in "$results"/*.log; do
+  echo "=== ${log#"$results"/}"
+  cat "$log"
+done
+cat "$results"/*.result
+# The total over every run, as one closing line.
+python3 - "$results" <<'EOF'
+import pathlib, re, sys, xml.etree.ElementTree as ET
+results = pathlib.Path(sys.argv[1])
+totals = dict(tests=0, failures=0, errors=0, skipped=0)
+for path in results.glob("*.xml"):
+    for suite in ET.parse(path).getroot().iter("testsuite"):
+        for key in totals:
+            totals[key] += int(suite.get(key, 0))
+failed = totals["failures"] + totals["errors"]
+passed = totals["tests"] - failed - totals["skipped"]
+jvm = results / "jvm-unit-tests.log"
+counted = re.findall(r"^(\d+) passed, (\d+) failed$", jvm.read_text(), re.M) if jvm.exists() else []
+if counted:
+    passed, failed = passed + int(counted[-1][0]), failed + int(counted[-1][1])
+print(f"{passed} passed, {failed} failed, {totals['skipped']} skipped")
+EOF
 exit "$failed"
