@@ -5,12 +5,21 @@
 renders the runs side by side (one column group per run, e.g. Spark 3.5.9 and Spark 4.3.0) from
 each RUN_DIR/results.json. Every ratio is taken within one run, from the medians of its
 repetitions.
+
+    python -m benchmarks.report --index                        # benchmarks/results/README.md
+    python -m benchmarks.report --headline-plot docs/headline.png [RUN_DIR ...]
+
+--index writes the index of the committed runs: one section per run directory under
+benchmarks/results/, its tables taken from its results files, the command it records and its
+hand-written notes.md. --headline-plot draws the README's figure: median seconds per strategy of
+the k = 8 FULL join, one bar per run (default: the latest targets run of each Spark line).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 from dataclasses import dataclass
@@ -270,12 +279,192 @@ def write(out: Path, runs: list[dict]) -> list[Path]:
     return written
 
 
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+# The README's figure: the latest targets run of each Spark line.
+HEADLINE_RUNS = ("targets-h-seed2-spark3.5.9", "targets-h-seed2-spark4.3.0")
+HEADLINE_STRATEGIES = ("chain", "balanced", "multiway", "floor")
+# The targets the index's summary compares across runs (a run shows those it measured at the
+# target's rows).
+SUMMARY_TARGETS = (TARGETS[0], TARGETS[2], TARGETS[4], TARGETS[8], TARGETS[9])
+
+
+def _k8_group(run: dict) -> dict:
+    return next(g for g in run["groups"] if (g["shape"], g["rows"], g["k"]) == ("unique", 2_000_000, 8))
+
+
+def headline_plot(run_dirs: list[Path], path: Path) -> list[str]:
+    """Median seconds per strategy of the k = 8 FULL join (8 inputs x 2M rows), one bar per run
+    (min to max of the repetitions as a line); returns each run's ratios, for the README's text."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    runs = [json.loads((d / "results.json").read_text()) for d in run_dirs]
+    labels = _labels(runs)
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    width = 0.8 / len(runs)
+    summary = []
+    for index, (label, run) in enumerate(zip(labels, runs)):
+        group = _k8_group(run)
+        strategies = [s for s in HEADLINE_STRATEGIES if s in group["strategies"]]
+        xs = [HEADLINE_STRATEGIES.index(s) + (index - (len(runs) - 1) / 2) * width for s in strategies]
+        medians = [median_seconds(group["strategies"][s]) for s in strategies]
+        low = [m - min(group["strategies"][s]["seconds"]) for s, m in zip(strategies, medians)]
+        high = [max(group["strategies"][s]["seconds"]) - m for s, m in zip(strategies, medians)]
+        bars = ax.bar(xs, medians, width, yerr=[low, high], capsize=3, color=f"C{index}",
+                      label=f"{label} (seed {_seed(run)}, {run['reps']} repetitions)")
+        ax.bar_label(bars, [f"{m:.1f} s" for m in medians], fontsize=7, padding=2)
+        summary.append(f"{run['name']}: chain/multiway {ratio(group, 'chain', 'multiway'):.2f}, "
+                       f"balanced/multiway {ratio(group, 'balanced', 'multiway'):.2f}, "
+                       f"multiway/floor {ratio(group, 'multiway', 'floor'):.2f}")
+    ax.set_xticks(range(len(HEADLINE_STRATEGIES)),
+                  ["chain\n(Spark's joins)", "balanced tree\n(Spark's joins)", "multiway\n(MULTI_JOIN)",
+                   "floor\n(shuffle + sort only)"], fontsize=8)
+    ax.set_ylabel("median seconds (min-max)")
+    ax.set_title("FULL OUTER JOIN of 8 inputs x 2M rows, local[2]", fontsize=10)
+    ax.set_ylim(top=ax.get_ylim()[1] * 1.08)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return summary
+
+
+def _seed(run: dict) -> int:
+    found = re.search(r"--seed[ =](\d+)", run.get("command") or "")
+    return int(found.group(1)) if found else 0
+
+
+def _local_files(run: dict) -> str:
+    return "memory" if run["confs"].get("spark.local.dir", "").startswith("/dev/shm") else "disk"
+
+
+def _commands(directory: Path, run: dict | None) -> list[str]:
+    """The commands a run directory records: results.json's, else those its markdown quotes."""
+    if run and run.get("command"):
+        return [run["command"]]
+    found = []
+    for name in ("results.md", "profile.md"):
+        if (directory / name).exists():
+            found += re.findall(r"`((?:\S*python|dbt-multijoin|bash) [^`]*)`", (directory / name).read_text())
+    return list(dict.fromkeys(found))
+
+
+def _tables_of(markdown_text: str) -> list[str]:
+    """The tables and bullet lines of a markdown file, headings demoted below the index's."""
+    lines, previous = [], ""
+    for line in markdown_text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")][1:]
+        if line.startswith("|") and cells and all(c == "not measured" for c in cells):
+            continue
+        if line.startswith(("|", "- ")) and not re.match(r"- Spark [^:]*: `", line):
+            if not previous.startswith(("|", "- ")) and lines:
+                lines.append("")
+            lines.append(line)
+        elif line.startswith("## "):
+            lines += ["", "#" + line]
+        previous = line
+    return lines + [""]
+
+
+def _run_dirs(results: Path) -> list[Path]:
+    return sorted(d for d in results.iterdir() if d.is_dir() and any(
+        (d / name).exists() for name in ("results.json", "results.md", "profile.md")))
+
+
+def _load(directory: Path) -> dict | None:
+    path = directory / "results.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def index(results: Path = RESULTS_DIR) -> str:
+    """benchmarks/results/README.md: every run directory, from its own files."""
+    dirs = _run_dirs(results)
+    runs = {d.name: _load(d) for d in dirs}
+    lines = ["# Committed benchmark results", "",
+             "Generated by `python -m benchmarks.report --index` from the run directories below: "
+             "each section's tables come from that directory's results.json (or, where a run kept "
+             "no JSON, its results.md), with the command the run recorded and the hand-written "
+             "notes of its notes.md. Do not edit this file: write notes in the run's notes.md and "
+             "regenerate it. How to run and read the benchmarks: [../README.md](../README.md).", ""]
+
+    lines += ["## Targets across runs", "",
+              "Every run that measured one of these targets at its size; the ratio of the medians "
+              "within that run. Local files: where Spark's shuffle files went (`--local-dir`).", ""]
+    rows = []
+    for d in dirs:
+        run = runs[d.name]
+        if not run or "groups" not in run:
+            continue
+        cells = []
+        for target in SUMMARY_TARGETS:
+            found = evaluate(run, target)
+            cells.append("" if not found or found[1] != target.rows else
+                         f"{found[0]:.2f}" + ("" if target.met(found[0]) else " (missed)"))
+        if any(cells):
+            m = run["machine"]
+            rows.append([f"[{d.name}](#{d.name.replace('.', '')})", m["spark"], m["commit"],
+                         run["date"][:10], _seed(run), _local_files(run), *cells])
+    lines += _table(["run", "Spark", "commit", "date", "seed", "local files",
+                     *(t.name for t in SUMMARY_TARGETS)], rows)
+
+    for d in dirs:
+        run = runs[d.name]
+        files = [f"[{f.name}]({d.name}/{f.name})" for f in sorted(d.iterdir())
+                 if f.suffix in (".md", ".png") and f.name != "notes.md"]
+        lines += [f"## {d.name}", "", "Files: " + ", ".join(files) + ".", ""]
+        if run and "machine" in run:
+            m = run["machine"]
+            lines += [f"Spark {m['spark']}, commit {m['commit']}, {run['date'][:10]}, {run['reps']} "
+                      f"repetitions ({run['warmup']} untimed first), seed {_seed(run)}, local files "
+                      f"on {_local_files(run)}.", ""]
+        commands = _commands(d, run)
+        lines += [f"Command{'s' if len(commands) > 1 else ''}:", ""] + [f"    {c}" for c in commands] + [""] \
+            if commands else ["Command: not recorded in the results files.", ""]
+        if (d / "notes.md").exists():
+            lines += [(d / "notes.md").read_text().strip(), ""]
+        if run and "groups" in run:
+            label = _labels([run])
+            measured = [t for t in TARGETS if (found := evaluate(run, t)) and found[1] == t.rows]
+            if measured:
+                lines += _table(["target", label[0]], [
+                    [t.name, f"{evaluate(run, t)[0]:.2f} {'met' if t.met(evaluate(run, t)[0]) else 'MISSED'}"]
+                    for t in measured])
+            lines += _measurements([run], label)
+            lines += [line.replace("## ", "### ", 1) if line.startswith("## ") else line
+                      for line in _scale([run], label)]
+        else:
+            source = next(d / n for n in ("results.md", "profile.md") if (d / n).exists())
+            lines += _tables_of(source.read_text())
+    return "\n".join(lines).rstrip() + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.report", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("out", type=Path)
-    parser.add_argument("runs", type=Path, nargs="+", help="directories holding a results.json")
+    parser.add_argument("out", type=Path, nargs="?")
+    parser.add_argument("runs", type=Path, nargs="*", help="directories holding a results.json")
+    parser.add_argument("--index", action="store_true",
+                        help="write the index of the run directories under --results")
+    parser.add_argument("--results", type=Path, default=RESULTS_DIR, help="default: benchmarks/results")
+    parser.add_argument("--index-out", type=Path, help="default: RESULTS/README.md")
+    parser.add_argument("--headline-plot", type=Path, metavar="PNG",
+                        help="the README's figure from the runs given (default: the latest targets run per line)")
     args = parser.parse_args(argv)
+    if args.index or args.headline_plot:
+        if args.index:
+            out = args.index_out or args.results / "README.md"
+            out.write_text(index(args.results))
+            print(f"wrote {out}", file=sys.stderr)
+        if args.headline_plot:
+            run_dirs = ([args.out, *args.runs] if args.out else [args.results / n for n in HEADLINE_RUNS])
+            for line in headline_plot(run_dirs, args.headline_plot):
+                print(line, file=sys.stderr)
+            print(f"wrote {args.headline_plot}", file=sys.stderr)
+        return 0
+    if args.out is None or not args.runs:
+        parser.error("OUT_DIR and at least one RUN_DIR, or --index / --headline-plot")
     runs = [json.loads((directory / "results.json").read_text()) for directory in args.runs]
     for path in write(args.out, runs):
         print(f"wrote {path}", file=sys.stderr)

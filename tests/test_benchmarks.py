@@ -163,3 +163,20 @@ def test_the_report_puts_runs_side_by_side(run, tmp_path):
     header = next(line for line in (tmp_path / "results.md").read_text().splitlines()
                   if line.startswith("| shape"))
     assert header.count(": median s") == 2
+
+
+def test_the_index_is_regenerated_from_every_run_directory(tmp_path):
+    """benchmarks/results/README.md is what `--index` writes from the run directories (so it is
+    never edited by hand, nor stale), with one section per run directory."""
+    results = REPO_ROOT / "benchmarks" / "results"
+    out = tmp_path / "README.md"
+    _python("-m", "benchmarks.report", "--index", "--index-out", str(out))
+    index = out.read_text()
+    assert index == (results / "README.md").read_text(), "run `python -m benchmarks.report --index`"
+    run_dirs = [d.name for d in results.iterdir() if d.is_dir()]
+    assert len(run_dirs) > 40
+    sections = {line[3:] for line in index.splitlines() if line.startswith("## ")}
+    assert set(run_dirs) <= sections
+    # The command a run recorded, and the notes written beside its results.
+    assert "    python -m benchmarks --targets --reps 5 --seed 2 --name targets-h-seed2-spark3.5.9" in index
+    assert (results / "left-compact-one-file-per-task-seed2-spark3.5.9" / "notes.md").read_text().strip() in index
