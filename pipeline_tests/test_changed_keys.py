@@ -7,9 +7,9 @@ key; the others are tracked by `updated_at`.
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 
-from testkit.input_changes import BATCHES, INPUTS, Inputs, full_rebuild, model_sql
+from testkit.input_changes import BATCHES, INPUTS, TIES_AT_THE_MARK, Inputs, full_rebuild, model_sql
 
 
 def assert_equals_full_rebuild(project, run) -> None:
@@ -21,6 +21,7 @@ def assert_equals_full_rebuild(project, run) -> None:
 
 @settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(batches=BATCHES)
+@example(batches=TIES_AT_THE_MARK)
 def test_changed_keys_equals_full_rebuild(spark, table_format, tmp_path_factory, batches):
     from testkit.dbt_project import PipelineProject
 

@@ -84,3 +84,28 @@ def test_full_refresh_rebuilds_everything(project):
     daily_inputs(project, ["2026-11-20", "2026-11-21"], version=2)
     run(project, "--vars", "ds: '2026-11-21'", "--full-refresh")
     assert project.rows("wide") == expected(project)
+
+
+def test_on_schema_change_adds_new_columns_or_fails(project):
+    """on_schema_change as dbt-spark honours it: append_new_columns adds a column the model
+    gained (rows written before it hold NULL there); fail stops the run and leaves the table."""
+    config = "{{ config(materialized='multijoin', file_format='delta', incremental_strategy='append', on_schema_change='%s') }}\n"
+    project.model("wide", config % "append_new_columns" + WIDE_BY_DAY)
+    daily_inputs(project, ["2026-11-20"], version=1)
+    run(project, "--vars", "ds: '2026-11-20'")
+    written_before = sum(project.rows("wide").values())
+    # Input b gains a column: the model's output gains it too.
+    project.spark.sql(f"alter table {project.table('b')} add columns (b_w int)")
+    project.spark.sql(f"insert into {project.table('b')} values ('2026-11-21', 4, 7, 70)")
+    project.model("wide", config % "append_new_columns" + WIDE_BY_DAY.replace("'b': ['b_v']", "'b': ['b_v', 'b_w']"))
+    run(project, "--vars", "ds: '2026-11-21'")
+    columns = [row.col_name for row in project.spark.sql(f"describe {project.table('wide')}").collect()]
+    assert columns[:5] == ["ds", "k", "a_v", "b_v", "b_w"], columns
+    assert project.rows(f"select ds, k, b_w from {project.table('wide')} where ds = '2026-11-21'") == Counter({("2026-11-21", 4, 70): 1})
+    assert project.rows(f"select count(*) from {project.table('wide')} where b_w is null") == Counter({(written_before,): 1})
+
+    before = project.rows("wide")
+    project.model("wide", config % "fail" + WIDE_BY_DAY)  # b_w is gone from the model
+    failed = project.dbt("run", "-s", "wide", "--vars", "ds: '2026-11-22'")
+    assert not failed.success and "schema" in failed.messages["wide"].lower(), failed.describe()
+    assert project.rows("wide") == before

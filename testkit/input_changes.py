@@ -7,6 +7,11 @@ NULL keys are common), a payload `v` and `updated_at`. Inputs `a` and `c` are tr
 `updated_at` column: they get inserts and in-place updates (a column cannot show a delete or a key
 an update moved away from). Input `b` is read through its table's change feed (Delta's change data
 feed, Iceberg's changelog) and also gets deletes and updates that move a key.
+
+`updated_at` comes from a coarse clock, as a daily load's date or a load id does: it moves on
+only when a batch says so (`advance`), so rows written before and after a run often carry the
+same value, the one the run recorded as its mark. A row written later with an OLDER value than
+the mark is never generated: a column cannot show it (docs/dbt_package.md says so).
 """
 
 from __future__ import annotations
@@ -22,38 +27,57 @@ insert = st.tuples(st.just("insert"), st.sampled_from(INPUTS), KEYS, st.integers
 update = st.tuples(st.just("update"), st.sampled_from(INPUTS), st.integers(0, 50), st.integers(0, 99))
 move = st.tuples(st.just("move"), st.just("b"), st.integers(0, 50), KEYS)
 delete = st.tuples(st.just("delete"), st.just("b"), st.integers(0, 50), st.just(None))
-BATCHES = st.lists(st.lists(st.one_of(insert, insert, update, move, delete), min_size=1, max_size=6), min_size=1, max_size=3)
+advance = st.tuples(st.just("advance"), st.just("a"), st.just(0), st.just(0))
+# Changes that tie the mark, pinned as an example of every changed_keys property: the first run
+# records updated_at 1000, then input a gets a new key and input c an in-place update, both
+# stamped 1000 (the clock has not moved on), touching keys no other input changes.
+TIES_AT_THE_MARK = [[("insert", "a", 3, 5)], [("update", "c", 0, 9), ("insert", "c", 5, 1)]]
+BATCHES = st.lists(st.lists(st.one_of(insert, insert, update, move, delete, advance), min_size=1, max_size=6), min_size=1, max_size=3)
 
 
-def model_sql(feed_input: str = "b") -> str:
-    """The changed_keys model over inputs a, `feed_input` (read through its change feed) and c."""
+def model_sql(feed_input: str = "b", one_row_per_key: bool = False) -> str:
+    """The changed_keys model over inputs a, `feed_input` (read through its change feed) and c;
+    with `one_row_per_key`, declared so (refreshed by partial updates)."""
     names = ["a", feed_input, "c"]
     sources = ", ".join(f"source('inputs', '{name}')" for name in names)
     columns = ", ".join(f"'{name}': ['id', 'v']" for name in names)
+    declared = ", one_row_per_key=true" if one_row_per_key else ""
     return (
-        "{{ config(materialized='multijoin', incremental_strategy='changed_keys') }}\n"
+        f"{{{{ config(materialized='multijoin', incremental_strategy='changed_keys'{declared}) }}}}\n"
         f"{{{{ dbt_multijoin.multi_join([{sources}], key='k',\n"
         f"    columns={{{columns}}},\n"
         f"    changed_since={{'a': 'updated_at', '{feed_input}': 'change_feed', 'c': 'updated_at'}}) }}}}\n"
     )
 
 
-def full_rebuild(schema: str) -> str:
-    """The same model's rows computed from scratch, by Spark's vanilla joins."""
+def full_rebuild(schema: str, one_row_per_key: bool = False) -> str:
+    """The same model's rows computed from scratch, by Spark's vanilla joins; with
+    `one_row_per_key`, with the presence column of each input a partial-update model carries."""
+    if not one_row_per_key:
+        return (
+            "select coalesce(a.k, b.k, c.k) as k, a.id as a_id, a.v as a_v, b.id as b_id, b.v as b_v, c.id as c_id, c.v as c_v "
+            f"from {schema}.a as a full outer join {schema}.b as b on a.k = b.k "
+            f"full outer join {schema}.c as c on coalesce(a.k, b.k) = c.k"
+        )
+    columns = ", ".join(f"{n}.id as {n}_id, {n}.v as {n}_v, {n}.present as dbt_multijoin_has_{n}" for n in INPUTS)
+    tables = {n: f"(select *, true as present from {schema}.{n}) as {n}" for n in INPUTS}
     return (
-        "select coalesce(a.k, b.k, c.k) as k, a.id as a_id, a.v as a_v, b.id as b_id, b.v as b_v, c.id as c_id, c.v as c_v "
-        f"from {schema}.a as a full outer join {schema}.b as b on a.k = b.k "
-        f"full outer join {schema}.c as c on coalesce(a.k, b.k) = c.k"
+        f"select coalesce(a.k, b.k, c.k) as k, {columns} "
+        f"from {tables['a']} full outer join {tables['b']} on a.k = b.k "
+        f"full outer join {tables['c']} on coalesce(a.k, b.k) = c.k"
     )
 
 
 class Inputs:
-    """The three input tables; every write stamps a fresh updated_at. `execute` runs a statement
+    """The three input tables; every write stamps updated_at with the clock. `execute` runs a statement
     and `query` returns a query's rows as tuples, in whatever session the test writes with."""
 
     def __init__(self, execute: Callable[[str], None], query: Callable[[str], list], schema: str,
-                 table_format: str):
+                 table_format: str, one_row_per_key: bool = False):
+        """With `one_row_per_key`, every input keeps at most one row per key: an insert of a key
+        the input holds updates that row instead, and a move onto such a key is skipped."""
         self.execute, self.query, self.schema = execute, query, schema
+        self.one_row_per_key = one_row_per_key
         self.clock = 1000
         self.next_id = 1
         for name in INPUTS:
@@ -61,10 +85,10 @@ class Inputs:
             feed = name == "b" and table_format == "delta"
             properties = " tblproperties ('delta.enableChangeDataFeed' = 'true')" if feed else ""
             execute(f"create table {schema}.{name} (id bigint, k int, v int, updated_at bigint) using {table_format}{properties}")
-            self.insert(name, [0, 1, 1, 2, None], 7)
+            self.insert(name, [0, 1, 2, None] if one_row_per_key else [0, 1, 1, 2, None], 7)
 
     def tick(self) -> int:
-        self.clock += 1
+        """The clock's value now: the same for every write until the next `advance`."""
         return self.clock
 
     def insert(self, name: str, keys, value: int) -> None:
@@ -74,14 +98,28 @@ class Inputs:
             self.next_id += 1
         self.execute(f"insert into {self.schema}.{name} values {', '.join(rows)}")
 
+    def holder(self, name: str, key):
+        """With one_row_per_key, the id of the row of input `name` that holds `key`, or None."""
+        if not self.one_row_per_key or key is None:
+            return None
+        rows = self.query(f"select id from {self.schema}.{name} where k = {key}")
+        return rows[0][0] if rows else None
+
     def row_id(self, name: str, pick: int):
         ids = [row[0] for row in self.query(f"select id from {self.schema}.{name} order by id")]
         return ids[pick % len(ids)] if ids else None
 
     def apply(self, op) -> None:
         kind, name, arg, value = op
+        if kind == "advance":
+            self.clock += 1
+            return
         if kind == "insert":
-            self.insert(name, arg, value)
+            held = self.holder(name, arg)
+            if held is None:
+                self.insert(name, arg, value)
+            else:
+                self.execute(f"update {self.schema}.{name} set v = {value}, updated_at = {self.tick()} where id = {held}")
             return
         row = self.row_id(name, arg)
         if row is None:
@@ -90,6 +128,8 @@ class Inputs:
         if kind == "update":
             self.execute(f"update {table} set v = {value}, updated_at = {self.tick()} where id = {row}")
         elif kind == "move":
+            if self.holder(name, value) is not None:
+                return
             key_sql = "null" if value is None else str(value)
             self.execute(f"update {table} set k = {key_sql}, updated_at = {self.tick()} where id = {row}")
         elif kind == "delete":

@@ -3,8 +3,8 @@
     A changed_keys model is one multi_join(..., changed_since=...) whose inputs each have a column
     that grows when a row is written (changed_since), or a change feed. After every build the
     materialization records, per input, where it has read up to (its mark). The next run:
-    - the changed rows are the input rows newer than their input's mark (or whose changed_since
-      is NULL: such a row is never older than a mark), or the change feed's rows since the
+    - the changed rows are the input rows not older than their input's mark (ties are read
+      again; a row whose changed_since is NULL is never older than a mark), or the change feed's rows since the
       recorded version; the materialization caches them, with their changed_since values, in a
       temporary view before the query runs, raises each column's mark to the highest value
       among them, and writes their distinct keys to the small table the query drives from
@@ -28,8 +28,41 @@
     temporary views of Iceberg inputs' changes that query reads)}. It also documents, in
     target/compiled, which marks a run read from. -#}
 
-{% macro _mj_changed_keys_header_pattern() -%}
-  {{- return('^/\\* dbt_multijoin changed_keys (\\{.*\\}) \\*/') -}}
+{% macro _mj_changed_keys_state_comment(state) -%}
+  {#- What the rendering hands to the materialization, as the first line of the compiled SQL
+      (read back by _mj_changed_keys_state): {path: 'full' | 'recompute' | 'partial_update',
+      keys, marks (to record after the run: change feeds' current versions read before the
+      query; for columns, the recorded marks that the changed rows raise), changes (the
+      changed rows' query, none for a full build), mark_columns ({mark property: {column,
+      instant}}: where the changed rows carry each column's values), changelog_views (the
+      temporary views of Iceberg inputs' changes that query reads), and for a partial update
+      inputs ([{name, relation, presence, columns, changed}])}. It also documents, in
+      target/compiled, which marks a run read from. -#}
+  {{- return('/* dbt_multijoin changed_keys ' ~ tojson(state) ~ ' */') -}}
+{%- endmacro %}
+
+
+{% macro _mj_changed_keys_state(sql) -%}
+  {#- The state _mj_changed_keys_state_comment wrote at the top of a model's compiled SQL, and
+      whether the SQL is that comment followed by what multi_join rendered and nothing else
+      (`bare`: a partial update applies the rendered rows, so no SQL may wrap them). -#}
+  {%- set match = modules.re.search('^/\\* dbt_multijoin changed_keys (\\{.*\\}) \\*/', sql, modules.re.M) -%}
+  {%- if match is none -%}
+    {%- do dbt_multijoin._mj_fail("incremental_strategy 'changed_keys' needs the model's SQL to be one dbt_multijoin.multi_join(..., changed_since=...) call") -%}
+  {%- endif -%}
+  {%- set state = fromjson(match.group(1)) -%}
+  {%- do state.update({'bare': sql.strip().startswith(match.group(0))}) -%}
+  {{- return(state) -}}
+{%- endmacro %}
+
+
+{% macro _mj_changelog_views(spec, tracked) -%}
+  {#- The temporary views of the Iceberg inputs' changes that a run's changes query reads. -#}
+  {%- set views = [] -%}
+  {%- for index in range(spec['inputs'] | length) if tracked[index].get('change_feed') == 'iceberg' -%}
+    {%- do views.append(dbt_multijoin._mj_changelog_view(spec['inputs'][index])) -%}
+  {%- endfor -%}
+  {{- return(views) -}}
 {%- endmacro %}
 
 
@@ -65,6 +98,12 @@
       cached in a view, the rows cost more (CACHE TABLE plans the query more than once, a job
       per Delta input each time) and the MERGE over the view was slower. -#}
   {{- return(dbt_multijoin._mj_sibling(relation, '__dbt_mj_changed_rows')) -}}
+{%- endmacro %}
+
+
+{% macro _mj_null_rows_table(relation) -%}
+  {#- A partial update's NULL-keyed rows of the changed inputs, in the MERGE source's columns. -#}
+  {{- return(dbt_multijoin._mj_sibling(relation, '__dbt_mj_null_rows')) -}}
 {%- endmacro %}
 
 
@@ -178,24 +217,100 @@
 {%- endmacro %}
 
 
+{% macro _mj_change_source(tracked) -%}
+  {#- How an input shows its changes: 'column' (a changed_since column), 'delta_feed' (Delta's
+      change data feed) or 'iceberg_changelog'. Each source is one set of macros
+      `_mj_<source>_changed_rows` and `_mj_<source>_net_rows` (below), called through
+      _mj_change_source_call: a new source is one more set. -#}
+  {{- return({'delta': 'delta_feed', 'iceberg': 'iceberg_changelog'}.get(tracked.get('change_feed'), 'column')) -}}
+{%- endmacro %}
+
+
+{% macro _mj_change_source_call(source, operation, input, tracked, recorded, current) -%}
+  {#- `_mj_<source>_<operation>(input, tracked, recorded, current)`:
+      - changed_rows: a FROM item of every input row the source shows as changed since the
+        mark `recorded` up to `current` (a change feed: inserted, deleted, and both images of an
+        update), or none when nothing changed;
+      - net_rows: a query of the input's rows changed since the mark, one per key at most, as
+        they are now: its columns, `dbt_multijoin_present` (false: the key left the input) and
+        `dbt_multijoin_mark` (a column source's changed_since value); none when nothing changed. -#}
+  {{- return(dbt_multijoin['_mj_' ~ source ~ '_' ~ operation](input, tracked, recorded, current)) -}}
+{%- endmacro %}
+
+
 {% macro _mj_changed_rows(input, tracked, recorded, current, items) -%}
-  {#- The select of `items` (the keys, the changed_since values) over `input`'s rows written
-      after the mark `recorded` (none when nothing changed). A change feed gives every changed
-      row: inserted, deleted, and both the old and the new image of an update, so a key an
-      update moved away from is changed too. -#}
-  {%- if tracked.get('change_feed') == 'iceberg' -%}
-    {%- set view = dbt_multijoin._mj_iceberg_changes(input, recorded, current) -%}
-    {{- return(none if view is none else 'select ' ~ items ~ ' from ' ~ view) -}}
-  {%- elif tracked.get('change_feed') -%}
-    {%- if not modules.re.fullmatch('\\d+', recorded) -%}
-      {%- do dbt_multijoin._mj_fail("the recorded mark '" ~ recorded ~ "' of input '" ~ input['name'] ~ "' (" ~ input['relation'] ~ ") is not a Delta version: run with --full-refresh") -%}
-    {%- endif -%}
-    {%- if (current | int) <= (recorded | int) -%}
-      {{- return(none) -}}
-    {%- endif -%}
-    {{- return('select ' ~ items ~ ' from table_changes(' ~ dbt_multijoin._mj_string_literal(input['relation'] | string) ~ ', ' ~ ((recorded | int) + 1) ~ ', ' ~ current ~ ')') -}}
+  {#- The select of `items` (the keys, the changed_since values) over `input`'s changed rows
+      (none when nothing changed). A change feed gives both the old and the new image of an
+      update, so a key an update moved away from is changed too. -#}
+  {%- set rows = dbt_multijoin._mj_change_source_call(dbt_multijoin._mj_change_source(tracked), 'changed_rows', input, tracked, recorded, current) -%}
+  {{- return(none if rows is none else 'select ' ~ items ~ ' from ' ~ rows) -}}
+{%- endmacro %}
+
+
+{% macro _mj_column_changed_rows(input, tracked, recorded, current) -%}
+  {{- return('(select * from ' ~ input['relation'] ~ ' where ' ~ dbt_multijoin._mj_newer_than(tracked, recorded) ~ ') as changed') -}}
+{%- endmacro %}
+
+
+{% macro _mj_column_net_rows(input, tracked, recorded, current) -%}
+  {#- Rows at or above the mark are the rows as they are now (one per key: one_row_per_key). -#}
+  {{- return('select *, true as dbt_multijoin_present, ' ~ dbt_multijoin._mj_quote(tracked['column']) ~ ' as dbt_multijoin_mark from ' ~ input['relation'] ~ ' where ' ~ dbt_multijoin._mj_newer_than(tracked, recorded)) -}}
+{%- endmacro %}
+
+
+{% macro _mj_delta_feed_versions(input, recorded, current) -%}
+  {#- `table_changes(...)` of the versions after the recorded one up to `current`, or none. -#}
+  {%- if not modules.re.fullmatch('\\d+', recorded) -%}
+    {%- do dbt_multijoin._mj_fail("the recorded mark '" ~ recorded ~ "' of input '" ~ input['name'] ~ "' (" ~ input['relation'] ~ ") is not a Delta version: run with --full-refresh") -%}
   {%- endif -%}
-  {{- return('select ' ~ items ~ ' from ' ~ input['relation'] ~ ' where ' ~ dbt_multijoin._mj_newer_than(tracked, recorded)) -}}
+  {%- if (current | int) <= (recorded | int) -%}
+    {{- return(none) -}}
+  {%- endif -%}
+  {{- return('table_changes(' ~ dbt_multijoin._mj_string_literal(input['relation'] | string) ~ ', ' ~ ((recorded | int) + 1) ~ ', ' ~ current ~ ')') -}}
+{%- endmacro %}
+
+
+{% macro _mj_delta_feed_changed_rows(input, tracked, recorded, current) -%}
+  {%- set versions = dbt_multijoin._mj_delta_feed_versions(input, recorded, current) -%}
+  {{- return(none if versions is none else versions ~ ' as changed') -}}
+{%- endmacro %}
+
+
+{% macro _mj_delta_feed_net_rows(input, tracked, recorded, current) -%}
+  {%- set versions = dbt_multijoin._mj_delta_feed_versions(input, recorded, current) -%}
+  {%- if versions is none -%}
+    {{- return(none) -}}
+  {%- endif -%}
+  {{- return(dbt_multijoin._mj_last_change_per_key(input, versions, "_change_type in ('insert', 'update_postimage')", '_commit_version')) -}}
+{%- endmacro %}
+
+
+{% macro _mj_iceberg_changelog_changed_rows(input, tracked, recorded, current) -%}
+  {%- set view = dbt_multijoin._mj_iceberg_changes(input, recorded, current) -%}
+  {{- return(none if view is none else view ~ ' as changed') -}}
+{%- endmacro %}
+
+
+{% macro _mj_iceberg_changelog_net_rows(input, tracked, recorded, current) -%}
+  {%- set view = dbt_multijoin._mj_iceberg_changes(input, recorded, current) -%}
+  {%- if view is none -%}
+    {{- return(none) -}}
+  {%- elif view == (input['relation'] | string) -%}
+    {#- The last run saw the table without a snapshot: every row is new. -#}
+    {{- return('select *, true as dbt_multijoin_present from ' ~ view) -}}
+  {%- endif -%}
+  {{- return(dbt_multijoin._mj_last_change_per_key(input, view, "_change_type in ('INSERT', 'UPDATE_AFTER')", '_change_ordinal')) -}}
+{%- endmacro %}
+
+
+{% macro _mj_last_change_per_key(input, feed, added, order) -%}
+  {#- A change feed's last change of each key, with `dbt_multijoin_present`: whether that change
+      left a row (`added`: an insert or an update's new image) or took it away (a delete, or
+      the old image of an update that moved the row to another key). Within one commit (one
+      `order` value) a key may lose a row and gain another (an UPDATE that shifts keys): the
+      row it gains wins, since it is there when the commit ends. -#}
+  {%- set keys = dbt_multijoin._mj_column_list(input['keys']) -%}
+  {{- return('select * from (select *, row_number() over (partition by ' ~ keys ~ ' order by ' ~ order ~ ' desc, dbt_multijoin_present desc) as dbt_multijoin_rank from (select *, ' ~ added ~ ' as dbt_multijoin_present from ' ~ feed ~ ') as feed) as ranked where dbt_multijoin_rank = 1') -}}
 {%- endmacro %}
 
 
@@ -233,7 +348,12 @@
 
 
 {% macro _mj_newer_than(tracked, mark) -%}
-  {#- The predicate "written after `mark`" over the bare column. NULL counts as newer. -#}
+  {#- The predicate "not older than `mark`" over the bare column; NULL counts as newer. Rows
+      that tie the mark are read again: a date, a load id or a second-resolution timestamp is
+      shared by rows the last run saw and rows written after it (with the same value), and
+      replacing a key's rows again is idempotent. A plain comparison of the bare column, so
+      Spark pushes it to the scan, where files and row groups whose statistics are all older are
+      skipped. -#}
   {%- set column = dbt_multijoin._mj_quote(tracked['column']) -%}
   {%- if mark == 'empty' -%}
     {{- return('true') -}}
@@ -241,9 +361,9 @@
     {%- if not modules.re.fullmatch('-?\\d+', mark) -%}
       {%- do dbt_multijoin._mj_fail("the recorded mark '" ~ mark ~ "' of changed_since column '" ~ tracked['column'] ~ "' is not a timestamp in microseconds: run with --full-refresh") -%}
     {%- endif -%}
-    {{- return('(' ~ column ~ ' > timestamp_micros(' ~ mark ~ ') or ' ~ column ~ ' is null)') -}}
+    {{- return('(' ~ column ~ ' >= timestamp_micros(' ~ mark ~ ') or ' ~ column ~ ' is null)') -}}
   {%- endif -%}
-  {{- return('(' ~ column ~ ' > cast(' ~ dbt_multijoin._mj_string_literal(mark) ~ ' as ' ~ tracked['dtype'] ~ ') or ' ~ column ~ ' is null)') -}}
+  {{- return('(' ~ column ~ ' >= cast(' ~ dbt_multijoin._mj_string_literal(mark) ~ ' as ' ~ tracked['dtype'] ~ ') or ' ~ column ~ ' is null)') -}}
 {%- endmacro %}
 
 
@@ -277,9 +397,12 @@
 
 
 {% macro _mj_render_changed_keys(spec, changed_since) -%}
-  {#- The header, then the whole model (a full build) or the changed keys' rows. -#}
+  {#- The state comment, then the whole model (a full build), the MERGE source of a partial
+      update (_partial_update.sql), or the changed keys' rows recomputed by the multi-join. -#}
   {%- set tracked = dbt_multijoin._mj_tracked_columns(spec, changed_since) -%}
   {%- set hint = spec['strategy'] == 'multiway' -%}
+  {%- set not_partial = dbt_multijoin._mj_partial_update_eligibility(spec) -%}
+  {%- set whole_spec = spec if not_partial else dbt_multijoin._mj_with_presence_columns(spec) -%}
 
   {%- set incremental = dbt_multijoin.is_incremental() -%}
   {%- set recorded = dbt_multijoin._mj_recorded_marks(this) if incremental else {} -%}
@@ -287,13 +410,20 @@
   {%- for input in spec['inputs'] if dbt_multijoin._mj_mark_property(input['name']) not in recorded -%}
     {%- do missing.append(dbt_multijoin._mj_mark_property(input['name'])) -%}
   {%- endfor -%}
+  {%- if incremental and not not_partial and not missing -%}
+    {#- A table built before the model declared one_row_per_key has no presence columns. -#}
+    {%- set existing = adapter.get_columns_in_relation(this) | map(attribute='name') | map('lower') | list -%}
+    {%- for input in spec['inputs'] if dbt_multijoin._mj_presence_column(input) not in existing -%}
+      {%- do missing.append('column ' ~ dbt_multijoin._mj_presence_column(input)) -%}
+    {%- endfor -%}
+  {%- endif -%}
   {%- if not incremental or missing -%}
     {%- if incremental -%}
       {%- do log("dbt_multijoin: " ~ model.name ~ ": no recorded mark for " ~ missing | join(', ') ~ ": building the whole table", info=True) -%}
     {%- endif -%}
-    {%- set header = {'keys': spec['keys'], 'marks': dbt_multijoin._mj_current_marks(spec, tracked), 'changes': none} -%}
-    {%- set whole = dbt_multijoin._mj_render_balanced(spec) if spec['strategy'] == 'balanced' else dbt_multijoin._mj_render_chain(spec, hint=hint) -%}
-    {{- return('/* dbt_multijoin changed_keys ' ~ tojson(header) ~ ' */\n' ~ whole) -}}
+    {%- set state = {'path': 'full', 'keys': spec['keys'], 'marks': dbt_multijoin._mj_current_marks(spec, tracked), 'changes': none} -%}
+    {%- set whole = dbt_multijoin._mj_render_balanced(whole_spec) if spec['strategy'] == 'balanced' else dbt_multijoin._mj_render_chain(whole_spec, hint=hint) -%}
+    {{- return(dbt_multijoin._mj_changed_keys_state_comment(state) ~ '\n' ~ whole) -}}
   {%- endif -%}
   {%- set marks = dbt_multijoin._mj_current_marks(spec, tracked, recorded) -%}
 
@@ -307,6 +437,11 @@
     {%- do mark_columns.update({dbt_multijoin._mj_mark_property(spec['inputs'][i]['name']): {
         'column': dbt_multijoin._mj_mark_column(i), 'instant': dbt_multijoin._mj_is_instant(tracked[i]['dtype'])}}) -%}
   {%- endfor -%}
+  {%- if not not_partial -%}
+    {%- do log("dbt_multijoin: " ~ model.name ~ ": partial update: reading the changed rows of the inputs that changed, no join", info=True) -%}
+    {{- return(dbt_multijoin._mj_render_partial_update(spec, tracked, recorded, marks, mark_columns)) -}}
+  {%- endif -%}
+  {%- do log("dbt_multijoin: " ~ model.name ~ ": recomputing the changed keys with the multi-join: no partial update, as " ~ not_partial, info=True) -%}
   {%- set branches = [] -%}
   {%- for input in spec['inputs'] -%}
     {%- set property = dbt_multijoin._mj_mark_property(input['name']) -%}
@@ -358,12 +493,6 @@
   {%- do null_spec.update(spec) -%}
   {%- do null_spec.update({'inputs': null_keyed}) -%}
 
-  {%- set views = [] -%}
-  {%- for input in spec['inputs'] -%}
-    {%- if tracked[loop.index0].get('change_feed') == 'iceberg' -%}
-      {%- do views.append(dbt_multijoin._mj_changelog_view(input)) -%}
-    {%- endif -%}
-  {%- endfor -%}
-  {%- set header = {'keys': spec['keys'], 'marks': marks, 'changes': changes_sql, 'mark_columns': mark_columns, 'changelog_views': views} -%}
-  {{- return('/* dbt_multijoin changed_keys ' ~ tojson(header) ~ ' */\n' ~ lines | join('\n') ~ '\nunion all\n' ~ dbt_multijoin._mj_render_chain(null_spec, hint=hint)) -}}
+  {%- set state = {'path': 'recompute', 'keys': spec['keys'], 'marks': marks, 'changes': changes_sql, 'mark_columns': mark_columns, 'changelog_views': dbt_multijoin._mj_changelog_views(spec, tracked)} -%}
+  {{- return(dbt_multijoin._mj_changed_keys_state_comment(state) ~ '\n' ~ lines | join('\n') ~ '\nunion all\n' ~ dbt_multijoin._mj_render_chain(null_spec, hint=hint)) -}}
 {%- endmacro %}

@@ -13,6 +13,7 @@
   {%- endif -%}
   {%- set file_format = config.get('file_format', default='parquet') -%}
   {%- if strategy == 'changed_keys' -%}
+    {%- do dbt_multijoin._mj_on_schema_change() -%}
     {%- if file_format not in dbt_multijoin._mj_transactional_formats() -%}
       {%- do dbt_multijoin._mj_fail("incremental_strategy 'changed_keys' needs file_format 'delta' or 'iceberg' (it replaces the changed keys' rows in one MERGE commit), got '" ~ file_format ~ "'") -%}
     {%- endif -%}
@@ -22,6 +23,19 @@
     {%- do dbt_multijoin._mj_fail("unknown incremental_strategy '" ~ strategy ~ "' (expected one of: append, insert_overwrite, merge, changed_keys)") -%}
   {%- endif -%}
   {{- return(dbt_spark_validate_get_incremental_strategy(strategy, dbt_spark_validate_get_file_format(file_format))) -}}
+{%- endmacro %}
+
+
+{% macro _mj_on_schema_change() -%}
+  {#- The model's on_schema_change, validated (dbt's default: ignore). changed_keys writes rows
+      of the model's columns into a table of the same columns, so it cannot add or drop any:
+      it takes 'ignore' and 'fail' (both fail a run whose columns differ, asking for
+      --full-refresh), and refuses the others. -#}
+  {%- set value = incremental_validate_on_schema_change(config.get('on_schema_change'), default='ignore') -%}
+  {%- if config.get('incremental_strategy') == 'changed_keys' and value not in ['ignore', 'fail'] -%}
+    {%- do dbt_multijoin._mj_fail("on_schema_change '" ~ value ~ "' does not apply to incremental_strategy 'changed_keys' (it replaces whole rows of the table's columns): use 'fail' or 'ignore', and --full-refresh after a change of columns") -%}
+  {%- endif -%}
+  {{- return(value) -}}
 {%- endmacro %}
 
 
@@ -42,21 +56,14 @@
   {%- call statement('create_tmp_relation') -%}
     {{ create_table_as(True, tmp_relation, sql) }}
   {%- endcall -%}
+  {#- on_schema_change as dbt-spark's incremental materialization honours it: ignore, fail,
+      append_new_columns (ALTER TABLE ADD COLUMNS) or sync_all_columns. -#}
+  {%- do process_schema_changes(dbt_multijoin._mj_on_schema_change(), tmp_relation, existing_relation) -%}
   {%- set predicates = config.get('predicates', none) or config.get('incremental_predicates', none) -%}
   {%- call statement('main') -%}
     {{ dbt_spark_get_incremental_sql(strategy, tmp_relation, target_relation, existing_relation, config.get('unique_key', none), predicates) }}
   {%- endcall -%}
   {%- do dbt_multijoin._mj_exec('drop view if exists ' ~ tmp_relation) -%}
-{%- endmacro %}
-
-
-{% macro _mj_changed_keys_header(sql) -%}
-  {#- The header _mj_render_changed_keys wrote at the top of the model's SQL. -#}
-  {%- set match = modules.re.search(dbt_multijoin._mj_changed_keys_header_pattern(), sql, modules.re.M) -%}
-  {%- if match is none -%}
-    {%- do dbt_multijoin._mj_fail("incremental_strategy 'changed_keys' needs the model's SQL to be one dbt_multijoin.multi_join(..., changed_since=...) call") -%}
-  {%- endif -%}
-  {{- return(fromjson(match.group(1))) -}}
 {%- endmacro %}
 
 
@@ -91,12 +98,21 @@
 {%- endmacro %}
 
 
-{% macro _mj_drop_changed_keys_scratch(relation) -%}
-  {#- Drop the changes view (which uncaches it), the key table and the rows table of a
-      changed_keys run. -#}
+{% macro _mj_drop_changed_keys_scratch_views(state) -%}
   {%- do dbt_multijoin._mj_exec('drop view if exists ' ~ dbt_multijoin._mj_changes_view()) -%}
+  {%- for view in state.get('changelog_views', []) -%}
+    {%- do dbt_multijoin._mj_exec('drop view if exists ' ~ view) -%}
+  {%- endfor -%}
+{%- endmacro %}
+
+
+{% macro _mj_drop_changed_keys_scratch(relation, state) -%}
+  {#- Drop the changes view (which uncaches it), the Iceberg changelog views it read, the key
+      table and the rows table of a changed_keys run. -#}
+  {%- do dbt_multijoin._mj_drop_changed_keys_scratch_views(state) -%}
   {%- do dbt_multijoin._mj_drop_own_table(dbt_multijoin._mj_changed_keys_table(relation), false) -%}
   {%- do dbt_multijoin._mj_drop_own_table(dbt_multijoin._mj_changed_rows_table(relation), false) -%}
+  {%- do dbt_multijoin._mj_drop_own_table(dbt_multijoin._mj_null_rows_table(relation), false) -%}
 {%- endmacro %}
 
 
@@ -107,8 +123,15 @@
       recorded mark where there is none). Both are read from the cache, not from the inputs. -#}
   {%- set changes = dbt_multijoin._mj_changes_view() -%}
   {%- set key_table = dbt_multijoin._mj_changed_keys_table(relation) -%}
-  {%- do dbt_multijoin._mj_drop_changed_keys_scratch(relation) -%}
+  {%- do dbt_multijoin._mj_drop_changed_keys_scratch(relation, {}) -%}
   {%- do dbt_multijoin._mj_cache_view(changes, header['changes'], 'dbt_multijoin_changes') -%}
+  {%- if header['path'] == 'partial_update' -%}
+    {#- Before any table is written: a run this check fails leaves nothing behind. -#}
+    {%- do dbt_multijoin._mj_check_one_row_per_key(header, changes) -%}
+    {%- if header.get('null_rows') -%}
+      {%- do dbt_multijoin._mj_write_scratch_table(dbt_multijoin._mj_null_rows_table(relation), header['null_rows'], 'dbt_multijoin_null_rows') -%}
+    {%- endif -%}
+  {%- endif -%}
   {%- set keys = dbt_multijoin._mj_column_list(header['keys']) -%}
   {%- do dbt_multijoin._mj_write_scratch_table(key_table, 'select distinct ' ~ keys ~ ' from ' ~ changes ~ ' where not (' ~ dbt_multijoin._mj_any_key_null(none, header['keys']) ~ ')', 'dbt_multijoin_changed_keys') -%}
   {%- set items = ['(select count(*) from ' ~ key_table ~ ') as changed_key_count'] -%}
@@ -120,11 +143,12 @@
   {%- for property, mark in header['mark_columns'].items() if found[mark['column']] is not none -%}
     {%- do header['marks'].update({property: found[mark['column']] | string}) -%}
   {%- endfor -%}
-  {#- The changes view reads the Iceberg changelog views: it goes first. -#}
-  {%- do dbt_multijoin._mj_exec('drop view if exists ' ~ changes) -%}
-  {%- for view in header.get('changelog_views', []) -%}
-    {%- do dbt_multijoin._mj_exec('drop view if exists ' ~ view) -%}
-  {%- endfor -%}
+  {#- The recompute path's query reads the key table, not the changes: they go now (the view
+      first, as it reads the Iceberg changelog views). A partial update's MERGE source reads the
+      changes view: it goes with the scratch tables. -#}
+  {%- if header['path'] != 'partial_update' -%}
+    {%- do dbt_multijoin._mj_drop_changed_keys_scratch_views(header) -%}
+  {%- endif -%}
   {%- do header.update({'changed_key_count': found['changed_key_count'] | int}) -%}
   {%- do log("dbt_multijoin: " ~ model.name ~ ": " ~ header['changed_key_count'] ~ " changed keys", info=True) -%}
 {%- endmacro %}
@@ -184,6 +208,107 @@
         and {{ target_filter }}{% endif %}
     when matched then delete
     when not matched and not source.dbt_multijoin_replaced then insert ({{ column_list }}) values ({{ dbt_multijoin._mj_column_list(columns, 'source') }})
+  {%- endcall -%}
+{%- endmacro %}
+
+
+{% macro _mj_check_one_row_per_key(state, changes) -%}
+  {#- A partial update trusts one_row_per_key: two changed rows of one key in one input fail the
+      run, naming the input, its relation and the key, before anything is written. (Rows that did
+      not change are not read: the generic test multijoin_key_unique on each input checks them.) -#}
+  {%- set keys = dbt_multijoin._mj_column_list(state['keys']) -%}
+  {%- set found = run_query('select dbt_multijoin_input, ' ~ keys ~ ', count(*) as n from ' ~ changes ~ ' where not (' ~ dbt_multijoin._mj_any_key_null(none, state['keys']) ~ ') group by dbt_multijoin_input, ' ~ keys ~ ' having count(*) > 1 limit 1') -%}
+  {%- if found | length > 0 -%}
+    {%- set row = found[0] -%}
+    {%- set input = state['inputs'][row['dbt_multijoin_input'] | int] -%}
+    {%- set key = [] -%}
+    {%- for k in state['keys'] -%}
+      {%- do key.append(k ~ ' = ' ~ row[k]) -%}
+    {%- endfor -%}
+    {%- do dbt_multijoin._mj_fail("one_row_per_key: input '" ~ input['name'] ~ "' (" ~ input['relation'] ~ ") has " ~ row['n'] ~ " rows of the key " ~ key | join(', ') ~ ": drop one_row_per_key (the run then recomputes changed keys with the multi-join), or make the input unique on the key") -%}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro _mj_merge_partial_update(state, target_relation, sql) -%}
+  {#- Apply a partial update's MERGE source `sql` (_mj_render_partial_update) to the table in one
+      MERGE (statement 'main'): a changed key's row gets each changed input's new columns (NULLs
+      where the key left that input) and keeps the others'; a new key is inserted; a row no input
+      holds any more is deleted; each changed input's NULL-keyed rows are replaced by its current
+      ones. A target row matches at most one source row: its key's, or when its key has a NULL,
+      the marker of the one input it came from. The rows are written to the scratch table first
+      (as the recompute path does), and only the replaced target rows are shuffled
+      (_mj_replaced_rows_filter). -#}
+  {%- if not state['bare'] -%}
+    {%- do dbt_multijoin._mj_fail("one_row_per_key: the model must be the dbt_multijoin.multi_join(...) call itself, with no SQL around it") -%}
+  {%- endif -%}
+  {%- set keys = state['keys'] -%}
+  {%- set expected = keys | map('lower') | list -%}
+  {%- for input in state['inputs'] -%}
+    {%- do expected.extend(input['columns'] | map('lower') | list + [input['presence']]) -%}
+  {%- endfor -%}
+  {%- set existing_columns = adapter.get_columns_in_relation(target_relation) -%}
+  {%- set existing = existing_columns | map(attribute='name') | map('lower') | list -%}
+  {%- if existing != expected -%}
+    {%- do dbt_multijoin._mj_fail("the model's columns (" ~ expected | join(', ') ~ ") differ from " ~ target_relation ~ "'s (" ~ existing | join(', ') ~ "): run it with --full-refresh") -%}
+  {%- endif -%}
+  {%- set key_table = dbt_multijoin._mj_changed_keys_table(target_relation) -%}
+  {%- set rows_table = dbt_multijoin._mj_changed_rows_table(target_relation) -%}
+  {%- do dbt_multijoin._mj_write_scratch_table(rows_table, sql, 'dbt_multijoin_changed_rows') -%}
+
+  {%- set target_null = dbt_multijoin._mj_any_key_null('target', keys) -%}
+  {%- set null_group = [] -%}
+  {%- for input in state['inputs'] -%}
+    {%- do null_group.append('when target.' ~ input['presence'] ~ ' then ' ~ loop.index0) -%}
+  {%- endfor -%}
+  {%- set matches = [] -%}
+  {%- for k in keys -%}
+    {%- do matches.append('source.' ~ dbt_multijoin._mj_quote(k) ~ ' <=> if(' ~ target_null ~ ', null, ' ~ dbt_multijoin._mj_column_ref('target', k) ~ ')') -%}
+  {%- endfor -%}
+  {%- do matches.append('source.dbt_multijoin_null_group <=> if(' ~ target_null ~ ', case ' ~ null_group | join(' ') ~ ' end, null)') -%}
+
+  {%- set held_after = [] -%}
+  {%- set present_any = [] -%}
+  {%- set updates = [] -%}
+  {%- set inserted = [] -%}
+  {%- for k in keys -%}
+    {%- do inserted.append('source.' ~ dbt_multijoin._mj_quote(k)) -%}
+  {%- endfor -%}
+  {%- for input in state['inputs'] -%}
+    {%- set has = 'target.' ~ input['presence'] -%}
+    {%- if input['changed'] -%}
+      {%- set touched = 'source.dbt_multijoin_touched_' ~ loop.index0 -%}
+      {%- set present = 'source.dbt_multijoin_present_' ~ loop.index0 -%}
+      {%- do held_after.append('coalesce(if(' ~ touched ~ ', ' ~ present ~ ', ' ~ has ~ '), false)') -%}
+      {%- do present_any.append(present) -%}
+      {%- for column in input['columns'] -%}
+        {%- set name = dbt_multijoin._mj_quote(column) -%}
+        {%- do updates.append(name ~ ' = if(' ~ touched ~ ', source.' ~ name ~ ', target.' ~ name ~ ')') -%}
+        {%- do inserted.append('source.' ~ name) -%}
+      {%- endfor -%}
+      {%- do updates.append(input['presence'] ~ ' = if(' ~ touched ~ ', if(' ~ present ~ ', true, null), ' ~ has ~ ')') -%}
+      {%- do inserted.append('if(' ~ present ~ ', true, null)') -%}
+    {%- else -%}
+      {%- do held_after.append('coalesce(' ~ has ~ ', false)') -%}
+      {%- for column in input['columns'] -%}
+        {%- do inserted.append('null') -%}
+      {%- endfor -%}
+      {%- do inserted.append('null') -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- set column_list = dbt_multijoin._mj_column_list(existing_columns | map(attribute='name') | list) -%}
+  {%- set target_filter = dbt_multijoin._mj_replaced_rows_filter(existing_columns, key_table, keys, state['changed_key_count']) -%}
+  {%- call statement('main') -%}
+    merge into {{ target_relation }} as target
+    using {{ rows_table }} as source
+    on {{ matches | join(' and ') }}{% if target_filter %}
+        and {{ target_filter }}{% endif %}
+    when matched and source.dbt_multijoin_null_group is not null then delete
+    {%- if updates %}
+    when matched and not ({{ held_after | join(' or ') }}) then delete
+    when matched then update set {{ updates | join(', ') }}
+    when not matched and source.dbt_multijoin_null_group is null and ({{ present_any | join(' or ') }}) then insert ({{ column_list }}) values ({{ inserted | join(', ') }})
+    {%- endif %}
   {%- endcall -%}
 {%- endmacro %}
 

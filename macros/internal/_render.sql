@@ -9,8 +9,15 @@
   {%- for item in input['payload'] -%}
     {%- do payload.append({'alias': alias, 'column': item['column'], 'output_name': item['output_name']}) -%}
   {%- endfor -%}
-  {#- An input restricted by a `where` (changed-keys runs) is read through a subquery. -#}
-  {%- set source = input['relation'] if input.get('where') is none else '(select * from ' ~ input['relation'] ~ ' where ' ~ input['where'] ~ ')' -%}
+  {#- An input restricted by a `where` (changed-keys runs), or carrying a presence column (a
+      partial-update model's `dbt_multijoin_has_<input>`: true in its own rows, NULL where the
+      join pads it), is read through a subquery. -#}
+  {%- set marker = input.get('presence_column') -%}
+  {%- if input.get('where') is none and marker is none -%}
+    {%- set source = input['relation'] -%}
+  {%- else -%}
+    {%- set source = '(select *' ~ (', true as ' ~ marker if marker else '') ~ ' from ' ~ input['relation'] ~ (' where ' ~ input['where'] if input.get('where') else '') ~ ')' -%}
+  {%- endif -%}
   {{- return({
       'from': source ~ ' as ' ~ alias,
       'keys': input['keys'] | map('string') | list,

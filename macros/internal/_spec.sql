@@ -148,9 +148,14 @@
 {% macro _mj_input(relation, name, alias, keys, selected, renames) -%}
   {#- One input resolved against its columns in the database: {relation, name, alias, keys: its
       spelling of the key columns, payload: [{column, output_name}] of the non-key columns it
-      brings}. `selected`: its entry of multi_join's `columns` (none: every non-key column);
-      `renames`: its entry of `rename`. -#}
-  {%- set available = adapter.get_columns_in_relation(relation) | map(attribute='name') | list -%}
+      brings, key_types: the key columns' types}. `selected`: its entry of multi_join's `columns`
+      (none: every non-key column); `renames`: its entry of `rename`. -#}
+  {%- set described = adapter.get_columns_in_relation(relation) -%}
+  {%- set available = described | map(attribute='name') | list -%}
+  {%- set types = {} -%}
+  {%- for column in described -%}
+    {%- do types.update({column.name | lower: column.dtype | lower}) -%}
+  {%- endfor -%}
   {%- if available | length == 0 -%}
     {%- do dbt_multijoin._mj_fail("input '" ~ name ~ "' (" ~ relation ~ ") does not exist or has no columns") -%}
   {%- endif -%}
@@ -196,5 +201,9 @@
   {%- for column in kept -%}
     {%- do payload.append({'column': column, 'output_name': new_names.get(column | lower, column)}) -%}
   {%- endfor -%}
-  {{- return({'relation': relation, 'name': name, 'alias': alias, 'keys': key_columns, 'payload': payload}) -}}
+  {%- set key_types = [] -%}
+  {%- for k in key_columns -%}
+    {%- do key_types.append(types[k | lower]) -%}
+  {%- endfor -%}
+  {{- return({'relation': relation, 'name': name, 'alias': alias, 'keys': key_columns, 'key_types': key_types, 'payload': payload}) -}}
 {%- endmacro %}

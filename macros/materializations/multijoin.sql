@@ -17,7 +17,7 @@
   {%- do dbt_multijoin._mj_recover_swap(target_relation) -%}
   {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=model['alias']) -%}
   {%- set incremental = dbt_multijoin.is_incremental() -%}
-  {%- set header = dbt_multijoin._mj_changed_keys_header(compiled_code) if strategy == 'changed_keys' else none -%}
+  {%- set header = dbt_multijoin._mj_changed_keys_state(compiled_code) if strategy == 'changed_keys' else none -%}
   {%- if header is not none and incremental != (header['changes'] is not none) -%}
     {#- multi_join rendered the other kind of run (e.g. no recorded marks): do what it rendered. -#}
     {%- set incremental = header['changes'] is not none -%}
@@ -31,10 +31,18 @@
   {%- set columns = dbt_multijoin._mj_check_query(compiled_code) -%}
 
   {%- set saved = dbt_multijoin._mj_set_confs(settings['confs']) -%}
-  {%- set operator = dbt_multijoin._mj_check_plan(compiled_code, settings, saved) -%}
+  {%- set partial_update = incremental and header is not none and header['path'] == 'partial_update' -%}
+  {%- if partial_update -%}
+    {#- No join to prove: the table keeps the operator its last full build recorded. -#}
+    {%- set operator = dbt_multijoin._mj_recorded_operator(target_relation) or 'none' -%}
+  {%- else -%}
+    {%- set operator = dbt_multijoin._mj_check_plan(compiled_code, settings, saved) -%}
+  {%- endif -%}
 
   {%- if not incremental -%}
     {%- do dbt_multijoin._mj_build_full(target_relation, old_relation, compiled_code) -%}
+  {%- elif partial_update -%}
+    {%- do dbt_multijoin._mj_merge_partial_update(header, target_relation, compiled_code) -%}
   {%- elif header is not none -%}
     {%- do dbt_multijoin._mj_merge_changed_keys(header, target_relation, compiled_code, columns) -%}
   {%- else -%}
@@ -43,7 +51,7 @@
 
   {%- do dbt_multijoin._mj_restore_confs(saved) -%}
   {%- if incremental and header is not none -%}
-    {%- do dbt_multijoin._mj_drop_changed_keys_scratch(target_relation) -%}
+    {%- do dbt_multijoin._mj_drop_changed_keys_scratch(target_relation, header) -%}
   {%- endif -%}
   {%- set marks = dbt_multijoin._mj_marks_properties(header, not incremental) if header is not none else {} -%}
   {%- do dbt_multijoin._mj_record_plan(target_relation, settings, operator, version, marks) -%}

@@ -1,0 +1,81 @@
+"""changed_keys with one_row_per_key=true: the partial-update refresh. After every run the table
+equals a full rebuild of the same model, as a multiset, presence columns included, whatever
+happened to the inputs in between (testkit/input_changes.py): inserts and in-place updates of
+inputs tracked by a column, with values that tie the recorded mark; deletes and key moves
+through input b's change feed; NULL keys; several inputs changing one key in one run; inputs
+that change nothing. Every input keeps at most one row per key.
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, example, given, settings
+
+from testkit.input_changes import BATCHES, INPUTS, TIES_AT_THE_MARK, Inputs, full_rebuild, model_sql
+
+# A key moved away from b and deleted there while a and c still hold it, a key only b held
+# deleted (its row must go), and a change of every input on one key in one run.
+KEY_LEAVES_ONE_INPUT = [[("move", "b", 0, 5), ("delete", "b", 1, None)], [("insert", "a", 2, 8), ("update", "b", 1, 4), ("insert", "c", 2, 9)]]
+
+
+def assert_equals_full_rebuild(project, run) -> None:
+    assert run.success, run.describe()
+    built = project.rows("wide")
+    expected = project.rows(full_rebuild(project.schema, one_row_per_key=True))
+    assert built == expected, f"missing: {expected - built}, extra: {built - expected}"
+
+
+def run_log(project) -> str:
+    return (project.root / "logs" / "dbt.log").read_text()
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(batches=BATCHES)
+@example(batches=TIES_AT_THE_MARK)
+@example(batches=KEY_LEAVES_ONE_INPUT)
+def test_partial_update_equals_full_rebuild(spark, table_format, tmp_path_factory, batches):
+    from testkit.dbt_project import PipelineProject
+
+    project = PipelineProject.create(spark, tmp_path_factory.mktemp("partial-update"), table_format)
+    inputs = Inputs(lambda sql: spark.sql(sql), lambda sql: spark.sql(sql).collect(), project.schema,
+                    table_format, one_row_per_key=True)
+    project.sources(*INPUTS)
+    project.model("wide", model_sql(one_row_per_key=True))
+    assert_equals_full_rebuild(project, project.dbt("run", "-s", "wide"))
+    for batch in batches:
+        for op in batch:
+            inputs.apply(op)
+        run = project.dbt("run", "-s", "wide")
+        assert_equals_full_rebuild(project, run)
+        assert "wide: partial update" in run_log(project)
+        assert not [t for t in project.tables() if "__dbt_mj_" in t]
+        assert not [r.tableName for r in spark.sql("show tables").collect() if "__dbt_mj_" in r.tableName]
+    properties = project.properties("wide")
+    # The table still records the operator its full build used; the refreshes joined nothing.
+    assert properties["dbt_multijoin.operator"] == "MultiJoin"
+    assert int(properties["dbt_multijoin.changed_since.a"]) >= 1000
+
+
+def test_a_run_that_fails_keeps_the_table_and_its_marks(project, table_format):
+    """Two changed rows of one key in input a break one_row_per_key: the run fails naming the
+    input, its relation and the key, before anything is written; the table and its marks stay as
+    they were, and once a's duplicate is gone the next run is right."""
+    Inputs(lambda sql: project.spark.sql(sql), lambda sql: project.spark.sql(sql).collect(), project.schema,
+           table_format, one_row_per_key=True)
+    project.sources(*INPUTS)
+    project.model("wide", model_sql(one_row_per_key=True))
+    assert project.dbt("run", "-s", "wide").success
+    before, marks = project.rows("wide"), project.properties("wide")
+    project.spark.sql(f"insert into {project.table('a')} values (900, 1, 5, 1000)")  # a second row of key 1
+    project.spark.sql(f"insert into {project.table('b')} values (901, 6, 6, 1000)")
+    failed = project.dbt("run", "-s", "wide")
+    assert not failed.success
+    message = failed.messages["wide"]
+    assert "one_row_per_key" in message and "'a'" in message and project.table("a") in message and "k = 1" in message, message
+    assert project.rows("wide") == before
+    assert {k: v for k, v in project.properties("wide").items() if k.startswith("dbt_multijoin.")} == \
+        {k: v for k, v in marks.items() if k.startswith("dbt_multijoin.")}
+    assert not [t for t in project.tables() if "__dbt_mj_" in t]
+
+    project.spark.sql(f"delete from {project.table('a')} where id = 900")
+    again = project.dbt("run", "-s", "wide")
+    assert_equals_full_rebuild(project, again)
