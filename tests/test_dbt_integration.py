@@ -64,9 +64,34 @@ def assert_build_passed(project, build):
     assert [t["status"] for t in build.tests() if t["unique_id"].endswith(".ext_version_is_the_loaded_one")] == ["pass"]
 
 
+# The generic tests of integration_tests/models/violations/, each on a model that is wrong on
+# purpose. Each passes only when it reports exactly the failures its error_if / warn_if name
+# (dbt records no failure count for a passing test, so the count is asserted there):
+VIOLATIONS = (
+    "violation_key_unique_repeated_key",  # key3, 3 occurrences, in 1 row
+    "violation_keys_preserved_key_lost",  # key3 of inputs 2, 3 and 4: 3 rows
+    "violation_keys_preserved_null_key_lost",  # the 4 input rows whose composite key has a NULL
+    "violation_row_count_too_many",  # 5 rows for 3
+    "violation_row_count_too_few",  # 2 rows for 3
+    "violation_equal_rowsets_both_ways",  # 3 rows only in the model, 1 only in compare_model
+    "violation_equal_rowsets_duplicate_row",  # the second key1 row, only in the model
+    "violation_equal_rowsets_column_mismatch",  # 1 row naming the mismatch
+    "violation_operator_used_chain_strategy",  # recorded 'vanilla', 1 row
+    "violation_operator_used_plain_table",  # nothing recorded, 1 row
+)
+
+
+def assert_violations_found(build):
+    """Every generic test of the package failed where it must: each violation test ran, found
+    exactly its expected failures, and so passed."""
+    found = {t["unique_id"].split(".")[2]: t["status"] for t in build.tests()}
+    assert {name: found.get(name) for name in VIOLATIONS} == dict.fromkeys(VIOLATIONS, "pass"), build.describe()
+
+
 def test_build_session(session):
     project, build = session
     assert_build_passed(project, build)
+    assert_violations_found(build)
 
 
 def test_build_thrift(thrift):
