@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Mapping
-
 
 
 def extension_confs() -> dict[str, str]:
@@ -24,6 +25,11 @@ def build_session(
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.master(master).appName(app_name)
+    # Python workers run this interpreter, with this virtualenv's packages: Spark 4 evaluates
+    # Python UDFs through Arrow when the driver has pyarrow, and a worker on another Python
+    # without it fails the query. (pyspark takes the workers' Python from PYSPARK_PYTHON, not
+    # from spark.pyspark.python.)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     settings = {"spark.ui.enabled": "false", **(extension_confs() if with_extension else {}), **(conf or {})}
     for key, value in settings.items():
         builder = builder.config(key, value)
