@@ -23,12 +23,12 @@ import pyspark
 
 from benchmarks.run import rows_arg
 from benchmarks.workload import SCRAMBLE
+from testkit import REPO
 from dbt_multijoin import thrift
 from dbt_multijoin.profiles import render_profile
 from testkit.thrift_client import free_port, hive_execute, hive_query
 
 RESULTS = Path(__file__).resolve().parent / "results"
-REPO = Path(__file__).resolve().parent.parent
 SCHEMA = "thrift_build"
 
 

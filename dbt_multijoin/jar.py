@@ -41,6 +41,11 @@ SHIPPED_JARS = _PACKAGE_DIR / "jars"
 _JAR_NAME = re.compile(r"dbt-multijoin-spark(\d+\.\d+)_(\d+\.\d+)-(.+)\.jar")
 
 
+def spark_minor(version: str) -> str:
+    """The Spark minor of a version string: "4.1" for "4.1.4" (a jar serves one minor)."""
+    return ".".join(version.split(".")[:2])
+
+
 @dataclass(frozen=True)
 class SparkInstall:
     home: Path  # the pyspark directory, with jars/ and bin/
@@ -65,7 +70,7 @@ class SparkInstall:
 
     @property
     def spark_minor(self) -> str:
-        return ".".join(self.spark_version.split(".")[:2])
+        return spark_minor(self.spark_version)
 
     def jar_version(self, pattern: str) -> str:
         """The version in the name of the one jar of this Spark matching `pattern` (a regex with

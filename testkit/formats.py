@@ -12,6 +12,7 @@ import urllib.request
 from pathlib import Path
 
 from dbt_multijoin import EXTENSION_CLASS
+from dbt_multijoin.jar import spark_minor  # noqa: F401  (the tests read it from here too)
 
 # Runtime releases per Spark minor on Maven Central. Spark 4.2 and 4.3 have no Iceberg runtime
 # and no Delta release built for them yet.
@@ -41,10 +42,6 @@ EXTENSION_ORDER = {
     "delta": [EXTENSION_CLASS, DELTA_EXTENSION, ICEBERG_EXTENSION],
     "iceberg": [DELTA_EXTENSION, ICEBERG_EXTENSION, EXTENSION_CLASS],
 }
-
-
-def spark_minor(version: str) -> str:
-    return ".".join(version.split(".")[:2])
 
 
 def _runtimes(spark_version: str) -> dict[str, str]:

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Iterator
 
 from dbt_multijoin import thrift
+from testkit import REPO
 from testkit.thrift_client import free_port
 
-REPO = Path(__file__).resolve().parent.parent
 INTEGRATION_TESTS = REPO / "integration_tests"
 DBT = str(Path(sys.executable).with_name("dbt"))
 SCHEMA = "multijoin_it"

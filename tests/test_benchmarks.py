@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 
 from benchmarks.workload import DRIVEN_SHAPES, register_inputs
+from testkit import REPO
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 K = 3
 
 pytestmark = pytest.mark.slow
 
 
-def _python(*args: str, cwd: Path = REPO_ROOT) -> None:
+def _python(*args: str, cwd: Path = REPO) -> None:
     completed = subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=600)
     assert completed.returncode == 0, completed.stderr[-5000:]
 
@@ -168,7 +168,7 @@ def test_the_report_puts_runs_side_by_side(run, tmp_path):
 def test_the_index_is_regenerated_from_every_run_directory(tmp_path):
     """benchmarks/results/README.md is what `--index` writes from the run directories (so it is
     never edited by hand, nor stale), with one section per run directory."""
-    results = REPO_ROOT / "benchmarks" / "results"
+    results = REPO / "benchmarks" / "results"
     out = tmp_path / "README.md"
     _python("-m", "benchmarks.report", "--index", "--index-out", str(out))
     index = out.read_text()

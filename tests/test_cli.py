@@ -2,7 +2,6 @@
 In a checkout `jar` builds through jvm/pom.xml; the last tests check that the pom's profiles say
 what jar.py tells the build."""
 
-import re
 import shutil
 import subprocess
 import sys
@@ -14,9 +13,8 @@ import pytest
 
 from dbt_multijoin import EXTENSION_CLASS, __version__
 from dbt_multijoin.jar import CHECKOUT_SOURCES, POM, SparkInstall, installed_spark, maven_properties, shim_dir
+from testkit import REPO, SPARK_VERSIONS
 
-REPO = Path(__file__).resolve().parent.parent
-SPARK_VERSIONS = re.search(r"^SPARK_VERSIONS=\((.*)\)$", (REPO / "scripts" / "spark-versions.sh").read_text(), re.M)[1].split()
 
 
 def cli(*args):

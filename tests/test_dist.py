@@ -9,7 +9,6 @@ virtualenv gets dbt from pip's cache and no pyspark.
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 import tarfile
@@ -20,11 +19,10 @@ import pytest
 import yaml
 
 from dbt_multijoin import __version__
+from dbt_multijoin.jar import spark_minor
+from testkit import REPO, SPARK_VERSIONS
 
-REPO = Path(__file__).resolve().parent.parent
-# The supported Spark versions have one home: scripts/spark-versions.sh.
-SPARK_VERSIONS = re.search(r"^SPARK_VERSIONS=\((.*)\)$", (REPO / "scripts" / "spark-versions.sh").read_text(), re.M)[1].split()
-MINORS = {".".join(version.split(".")[:2]): version for version in SPARK_VERSIONS}
+MINORS = {spark_minor(version): version for version in SPARK_VERSIONS}
 EXTENSION = "org/apache/spark/sql/multijoin/MultiJoinExtensions.class"
 BUILD_INFO = "org/apache/spark/sql/multijoin/BuildInfo$.class"
 

@@ -14,8 +14,10 @@ from pathlib import Path
 import pyspark
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-VENVS = {"3": REPO_ROOT / ".venv", "4": REPO_ROOT / ".venv-spark4"}
+from dbt_multijoin.jar import spark_minor
+from testkit import REPO
+
+VENVS = {"3": REPO / ".venv", "4": REPO / ".venv-spark4"}
 
 START_SESSION = """
 import sys
@@ -26,10 +28,6 @@ SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false") \\
     .getOrCreate()
 print("SESSION STARTED")
 """
-
-
-def minor(version: str) -> str:
-    return ".".join(version.split(".")[:2])
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +54,7 @@ def test_a_jar_built_for_another_spark_minor_fails_the_session_with_what_to_do(o
     )
     output = result.stdout + result.stderr
     assert result.returncode != 0 and "SESSION STARTED" not in output, output
-    running = minor(pyspark.__version__)
+    running = spark_minor(pyspark.__version__)
     assert f"built for Spark {built_for}" in output, output
     assert f"this session runs Spark {pyspark.__version__}" in output, output
     assert f"dbt-multijoin jar --spark {running}" in output, output
