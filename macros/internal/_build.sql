@@ -80,6 +80,27 @@
 {%- endmacro %}
 
 
+{% macro _mj_create_empty_then_insert(relation, create_prefix, sql, statement_name) -%}
+  {#- Create `relation` empty with `sql`'s columns (the query under LIMIT 0, which Spark answers
+      without running it), then fill it by an INSERT in the statement `statement_name`. A run
+      killed while it writes then leaves a registered table, which the next run drops with its
+      files; a CREATE TABLE AS SELECT killed in the middle would leave files no table owns, and
+      Spark refuses to create a managed table over them (LOCATION_ALREADY_EXISTS).
+      `create_prefix`: the CREATE ... AS to put before the empty query; none for dbt-spark's
+      create_table_as (the model's file format, partitioning and options). -#}
+  {%- set empty = 'select * from (\n' ~ sql ~ '\n) as model limit 0' -%}
+  {%- call statement(statement_name ~ '_create_empty') -%}
+    {{ create_table_as(False, relation, empty) if create_prefix is none else create_prefix ~ empty }}
+  {%- endcall -%}
+  {%- call statement(statement_name) -%}
+    insert into {{ relation }} by name
+    select * from (
+{{ sql }}
+    ) as model
+  {%- endcall -%}
+{%- endmacro %}
+
+
 {% macro _mj_build_full(target_relation, old_relation, sql) -%}
   {#- Write the whole table from `sql` in the statement 'main'. -#}
   {%- if dbt_multijoin._mj_replaces_atomically(old_relation) -%}
@@ -95,15 +116,7 @@
   {%- endif -%}
   {%- set staging = dbt_multijoin._mj_staging_relation(target_relation) -%}
   {%- do dbt_multijoin._mj_drop_own_table(staging, config.get('file_format') in dbt_multijoin._mj_transactional_formats()) -%}
-  {%- call statement('dbt_multijoin_create_staging') -%}
-    {{ create_table_as(False, staging, 'select * from (\n' ~ sql ~ '\n) as model limit 0') }}
-  {%- endcall -%}
-  {%- call statement('main') -%}
-    insert into {{ staging }} by name
-    select * from (
-{{ sql }}
-    ) as model
-  {%- endcall -%}
+  {%- do dbt_multijoin._mj_create_empty_then_insert(staging, none, sql, 'main') -%}
   {%- if old_relation is not none -%}
     {%- set backup = dbt_multijoin._mj_backup_relation(target_relation) -%}
     {%- do adapter.rename_relation(old_relation, backup) -%}

@@ -80,21 +80,10 @@
 
 
 {% macro _mj_write_scratch_table(relation, sql, statement_name) -%}
-  {#- A parquet table of the package's own, dropped first if a failed run left it. Created
-      empty, then filled: a CREATE TABLE AS killed while it writes leaves files that no table
-      owns, and Spark then refuses to create a table of that name (LOCATION_ALREADY_EXISTS); a
-      killed INSERT leaves a table, which the next run drops. -#}
+  {#- A parquet table of the package's own, dropped first if a failed run left it, created empty
+      and then filled (_mj_create_empty_then_insert says why). -#}
   {%- do dbt_multijoin._mj_drop_own_table(relation, false) -%}
-  {%- call statement(statement_name ~ '_create') -%}
-    create table {{ relation }} using parquet as select * from (
-{{ sql }}
-    ) as scratch limit 0
-  {%- endcall -%}
-  {%- call statement(statement_name) -%}
-    insert into {{ relation }} select * from (
-{{ sql }}
-    ) as scratch
-  {%- endcall -%}
+  {%- do dbt_multijoin._mj_create_empty_then_insert(relation, 'create table ' ~ relation ~ ' using parquet as ', sql, statement_name) -%}
 {%- endmacro %}
 
 
