@@ -7,8 +7,9 @@ key; the others are tracked by `updated_at`.
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given, settings
 
+from testkit.properties import PIPELINE_EXAMPLES, PIPELINE_SETTINGS
 from testkit.input_changes import BATCHES, INPUTS, TIES_AT_THE_MARK, Inputs, full_rebuild, model_sql
 
 
@@ -19,7 +20,7 @@ def assert_equals_full_rebuild(project, run) -> None:
     assert built == expected, f"missing: {expected - built}, extra: {built - expected}"
 
 
-@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@settings(max_examples=PIPELINE_EXAMPLES, **PIPELINE_SETTINGS)
 @given(batches=BATCHES)
 @example(batches=TIES_AT_THE_MARK)
 def test_changed_keys_equals_full_rebuild(spark, table_format, tmp_path_factory, batches):

@@ -8,8 +8,9 @@ that change nothing. Every input keeps at most one row per key.
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given, settings
 
+from testkit.properties import PIPELINE_EXAMPLES, PIPELINE_SETTINGS
 from testkit.input_changes import BATCHES, INPUTS, TIES_AT_THE_MARK, Inputs, full_rebuild, model_sql
 
 # A key moved away from b and deleted there while a and c still hold it, a key only b held
@@ -28,7 +29,7 @@ def run_log(project) -> str:
     return (project.root / "logs" / "dbt.log").read_text()
 
 
-@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@settings(max_examples=PIPELINE_EXAMPLES, **PIPELINE_SETTINGS)
 @given(batches=BATCHES)
 @example(batches=TIES_AT_THE_MARK)
 @example(batches=KEY_LEAVES_ONE_INPUT)

@@ -27,6 +27,9 @@ SMOKE_EXAMPLES=50
 # pytest process per table format (a session's catalog holds one format), on the Spark versions
 # both formats publish runtimes for (testkit/formats.py: 3.5 and 4.1).
 PIPELINE_VERSIONS=(3.5.9 4.1.4)
+# Random examples of each pipeline property (besides the pinned ones) on the first pipeline line;
+# the second draws half as many (testkit/properties.py).
+PIPELINE_EXAMPLES=4
 # The wheel test (tests/test_dist.py) builds the jars of every minor and installs the wheel
 # without pyspark: the same work whichever line runs it, so it runs on the second line only
 # (whose lane is otherwise the shorter).
@@ -78,7 +81,7 @@ run_jvm_tests() {
 # lane <n> <run>...: each run a "version|label|pytest arguments" line (or "jvm|versions" for the
 # JVM unit tests), run in order with the lane's own Ivy cache and temporary directory.
 lane() {
-  local n=$1 spec version label args examples failed=0
+  local n=$1 spec version label args examples pipeline_examples failed=0
   shift
   mkdir -p "$lane_tmp/$n/conf"
   echo "spark.jars.ivy $HOME/.ivy2-dbt-multijoin-lane-$n" >"$lane_tmp/$n/conf/spark-defaults.conf"
@@ -89,10 +92,11 @@ lane() {
       run_jvm_tests $label || failed=1
       continue
     fi
-    examples=${MULTIJOIN_DIFFERENTIAL_EXAMPLES:-150}
+    examples=${MULTIJOIN_DIFFERENTIAL_EXAMPLES:-150} pipeline_examples=$PIPELINE_EXAMPLES
     [ "$label" = "smoke subset" ] && examples=$SMOKE_EXAMPLES
+    [ "$version" = "${PIPELINE_VERSIONS[1]}" ] && pipeline_examples=$((PIPELINE_EXAMPLES / 2))
     # shellcheck disable=SC2086  # the arguments are words
-    MULTIJOIN_DIFFERENTIAL_EXAMPLES=$examples SPARK_CONF_DIR="$lane_tmp/$n/conf" \
+    MULTIJOIN_DIFFERENTIAL_EXAMPLES=$examples MULTIJOIN_PIPELINE_EXAMPLES=$pipeline_examples SPARK_CONF_DIR="$lane_tmp/$n/conf" \
       run_suite "$n" "$version" "$label" $args "${extra[@]}" || failed=1
   done
   return $failed
@@ -115,9 +119,10 @@ whole=() smoke=()
 for version in "${SPARK_VERSIONS[@]}"; do
   if [ -z "$(spark_extra_home "$version")" ]; then whole+=("$version"); else smoke+=("$version"); fi
 done
-# Lane 1: the first whole-suite line (without the once-only tests), its pipelines, the first
-# smoke minor. Lane 2: the other whole-suite line, the other pipelines, the other smoke minors,
-# the JVM unit tests. The lanes take about as long as each other on 2 cores.
+# Lane 1: the first whole-suite line (without the once-only tests; with the Thrift pipeline
+# tests, which need a Delta and Iceberg runtime: 20 minutes), its pipelines. Lane 2: the other
+# whole-suite line, the other pipelines (half the pipeline examples), the smoke minors, the JVM
+# unit tests. Measured on 2 cores, the lanes then take about as long as each other.
 ignore_once=() ignore_own=()
 for path in "${ONCE_ONLY[@]}"; do ignore_once+=("--ignore=$path"); done
 for path in "${OWN_JVM[@]}"; do ignore_own+=("--ignore=$path"); done
@@ -129,9 +134,8 @@ for format in delta iceberg; do
 done
 lane1+=("${PIPELINE_VERSIONS[0]}|own JVM|${OWN_JVM[*]}")
 lane2+=("${PIPELINE_VERSIONS[1]}|own JVM|${OWN_JVM[*]}")
-for i in "${!smoke[@]}"; do
-  run="${smoke[$i]}|smoke subset|${SMOKE_TESTS[*]}"
-  if [ "$i" -eq 0 ]; then lane1+=("$run"); else lane2+=("$run"); fi
+for version in "${smoke[@]}"; do
+  lane2+=("$version|smoke subset|${SMOKE_TESTS[*]}")
 done
 lane2+=("jvm|${whole[*]}")
 

@@ -25,6 +25,15 @@ settings.register_profile(
 settings.load_profile("multijoin")
 
 
+# The pipeline properties (a dbt project built again and again over Delta or Iceberg tables,
+# minutes an example) draw this many random examples besides their pinned ones; the pipelines
+# of the second Spark line run fewer (scripts/test.sh), as the smoke runs do.
+PIPELINE_EXAMPLES = int(os.environ.get("MULTIJOIN_PIPELINE_EXAMPLES", "4"))
+# What their examples share: no deadline, every health check off (an example is a sequence of
+# dbt runs), no example database (each example creates its own schema and tables).
+PIPELINE_SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck), database=None)
+
+
 def examples(share: float) -> int:
     """A property's budget: `share` of the main one, at least 10 examples."""
     return max(int(EXAMPLES * share), 10)
