@@ -7,10 +7,10 @@ key; the others are tracked by `updated_at`.
 
 from __future__ import annotations
 
-from hypothesis import example, given, settings
+from hypothesis import given, settings
 
 from testkit.properties import PIPELINE_EXAMPLES, PIPELINE_SETTINGS
-from testkit.input_changes import BATCHES, INPUTS, TIES_AT_THE_MARK, Inputs, full_rebuild, model_sql
+from testkit.input_changes import BATCHES, INPUTS, Inputs, full_rebuild, model_sql
 
 
 def assert_equals_full_rebuild(project, run) -> None:
@@ -22,7 +22,6 @@ def assert_equals_full_rebuild(project, run) -> None:
 
 @settings(max_examples=PIPELINE_EXAMPLES, **PIPELINE_SETTINGS)
 @given(batches=BATCHES)
-@example(batches=TIES_AT_THE_MARK)
 def test_changed_keys_equals_full_rebuild(spark, table_format, tmp_path_factory, batches):
     from testkit.dbt_project import PipelineProject
 

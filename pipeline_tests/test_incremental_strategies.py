@@ -89,7 +89,7 @@ def test_full_refresh_rebuilds_everything(project):
 def test_on_schema_change_adds_new_columns_or_fails(project):
     """on_schema_change as dbt-spark honours it: append_new_columns adds a column the model
     gained (rows written before it hold NULL there); fail stops the run and leaves the table."""
-    config = "{{ config(materialized='multijoin', file_format='delta', incremental_strategy='append', on_schema_change='%s') }}\n"
+    config = "{{ config(materialized='multijoin', file_format='" + project.table_format + "', incremental_strategy='append', on_schema_change='%s') }}\n"
     project.model("wide", config % "append_new_columns" + WIDE_BY_DAY)
     daily_inputs(project, ["2026-11-20"], version=1)
     run(project, "--vars", "ds: '2026-11-20'")

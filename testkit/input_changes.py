@@ -8,9 +8,10 @@ NULL keys are common), a payload `v` and `updated_at`. Inputs `a` and `c` are tr
 an update moved away from). Input `b` is read through its table's change feed (Delta's change data
 feed, Iceberg's changelog) and also gets deletes and updates that move a key.
 
-`updated_at` comes from a coarse clock, as a daily load's date or a load id does: it moves on
-only when a batch says so (`advance`), so rows written before and after a run often carry the
-same value, the one the run recorded as its mark. A row written later with an OLDER value than
+With `coarse_clock` (the partial-update tests), `updated_at` comes from a coarse clock, as a
+daily load's date or a load id does: it moves on only when a batch says so (`advance`), so rows
+written before and after a run often carry the same value, the one the run recorded as its mark.
+Otherwise every write stamps a new value. A row written later with an OLDER value than
 the mark is never generated: a column cannot show it (docs/dbt_package.md says so).
 """
 
@@ -28,7 +29,7 @@ update = st.tuples(st.just("update"), st.sampled_from(INPUTS), st.integers(0, 50
 move = st.tuples(st.just("move"), st.just("b"), st.integers(0, 50), KEYS)
 delete = st.tuples(st.just("delete"), st.just("b"), st.integers(0, 50), st.just(None))
 advance = st.tuples(st.just("advance"), st.just("a"), st.just(0), st.just(0))
-# Changes that tie the mark, pinned as an example of every changed_keys property: the first run
+# Changes that tie the mark, pinned as an example of the partial-update property (a coarse clock): the first run
 # records updated_at 1000, then input a gets a new key and input c an in-place update, both
 # stamped 1000 (the clock has not moved on), touching keys no other input changes.
 TIES_AT_THE_MARK = [[("insert", "a", 3, 5)], [("update", "c", 0, 9), ("insert", "c", 5, 1)]]
@@ -73,11 +74,14 @@ class Inputs:
     and `query` returns a query's rows as tuples, in whatever session the test writes with."""
 
     def __init__(self, execute: Callable[[str], None], query: Callable[[str], list], schema: str,
-                 table_format: str, one_row_per_key: bool = False):
+                 table_format: str, one_row_per_key: bool = False, coarse_clock: bool = False):
         """With `one_row_per_key`, every input keeps at most one row per key: an insert of a key
         the input holds updates that row instead, and a move onto such a key is skipped."""
         self.execute, self.query, self.schema = execute, query, schema
         self.one_row_per_key = one_row_per_key
+        # A coarse clock stamps every write with the same value until an `advance`; otherwise
+        # every write stamps a new one (the key-recompute path reads rows above the mark only).
+        self.coarse_clock = coarse_clock
         self.clock = 1000
         self.next_id = 1
         for name in INPUTS:
@@ -88,7 +92,9 @@ class Inputs:
             self.insert(name, [0, 1, 2, None] if one_row_per_key else [0, 1, 1, 2, None], 7)
 
     def tick(self) -> int:
-        """The clock's value now: the same for every write until the next `advance`."""
+        """The clock's value for a write: with a coarse clock, the same until the next `advance`."""
+        if not self.coarse_clock:
+            self.clock += 1
         return self.clock
 
     def insert(self, name: str, keys, value: int) -> None:

@@ -17,14 +17,14 @@ from pathlib import Path
 
 import pyspark
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import given, settings
 
 from dbt_helpers import THRIFT_CONFS, make_tiny_project, private_jar
 from dbt_multijoin import thrift
 from dbt_multijoin.profiles import render_profile
 from testkit.formats import RUNTIMES, runtime_jars, spark_minor, table_format_confs
 from testkit.properties import PIPELINE_EXAMPLES, PIPELINE_SETTINGS
-from testkit.input_changes import BATCHES, INPUTS, TIES_AT_THE_MARK, Inputs, full_rebuild, model_sql
+from testkit.input_changes import BATCHES, INPUTS, Inputs, full_rebuild, model_sql
 from testkit.thrift_client import free_port, hive_execute, hive_query
 
 pytestmark = [
@@ -172,7 +172,6 @@ _SCHEMAS = itertools.count(1)
 
 @settings(max_examples=max(PIPELINE_EXAMPLES // 2, 1), **PIPELINE_SETTINGS)
 @given(batches=BATCHES)
-@example(batches=TIES_AT_THE_MARK)
 def test_changed_keys_on_thrift_equals_full_rebuild(format_server, tmp_path_factory, batches):
     """As pipeline_tests/test_changed_keys.py, through the server: Delta or Iceberg inputs changed
     between dbt runs (b read through its change feed: Delta's change data feed, Iceberg's
