@@ -352,10 +352,11 @@
 
 
 {% macro _mj_newer_than(tracked, mark, ties=true) -%}
-  {#- The predicate "not older than `mark`" over the bare column; NULL counts as newer. Rows
-      that tie the mark are read again: a date, a load id or a second-resolution timestamp is
-      shared by rows the last run saw and rows written after it (with the same value), and
-      replacing a key's rows again is idempotent. A plain comparison of the bare column, so
+  {#- The predicate "newer than `mark`" over the bare column; NULL counts as newer. With `ties`
+      (the partial-update path) rows that tie the mark are read again: a date, a load id or a
+      second-resolution timestamp is shared by rows the last run saw and rows written after it
+      (with the same value), and re-applying them is idempotent; the key-recompute path passes
+      ties=false (_mj_column_changed_rows says why). A plain comparison of the bare column, so
       Spark pushes it to the scan, where files and row groups whose statistics are all older are
       skipped. -#}
   {%- set column = dbt_multijoin._mj_quote(tracked['column']) -%}
