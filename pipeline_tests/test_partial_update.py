@@ -66,12 +66,14 @@ def test_a_run_that_fails_keeps_the_table_and_its_marks(project, table_format):
     project.model("wide", model_sql(one_row_per_key=True))
     assert project.dbt("run", "-s", "wide").success
     before, marks = project.rows("wide"), project.properties("wide")
-    project.spark.sql(f"insert into {project.table('a')} values (900, 1, 5, 1000)")  # a second row of key 1
-    project.spark.sql(f"insert into {project.table('b')} values (901, 6, 6, 1000)")
+    # Two new rows of one key in input a, stamped above its mark (the inputs were written at
+    # 1001..1012), and a change in b that would otherwise be applied.
+    project.spark.sql(f"insert into {project.table('a')} values (900, 50, 5, 5000), (902, 50, 6, 5000)")
+    project.spark.sql(f"insert into {project.table('b')} values (901, 6, 6, 5000)")
     failed = project.dbt("run", "-s", "wide")
     assert not failed.success
     message = failed.messages["wide"]
-    assert "one_row_per_key" in message and "'a'" in message and project.table("a") in message and "k = 1" in message, message
+    assert "one_row_per_key" in message and "'a'" in message and project.table("a") in message and "k = 50" in message, message
     assert project.rows("wide") == before
     assert {k: v for k, v in project.properties("wide").items() if k.startswith("dbt_multijoin.")} == \
         {k: v for k, v in marks.items() if k.startswith("dbt_multijoin.")}
