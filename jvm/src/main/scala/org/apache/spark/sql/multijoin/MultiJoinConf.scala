@@ -5,6 +5,9 @@ import org.apache.spark.sql.internal.SQLConf
 /**
  * Every conf of the extension, typed and documented. Built with SQLConf.buildConf so that they are
  * registered with Spark: `SET -v` lists them and `SET key=bad` is rejected at once.
+ *
+ * Each `.version(...)` is the release that introduced that conf (Spark's "since"), fixed once the
+ * conf ships; the package's current version is BuildInfo.version (from dbt_multijoin/__init__.py).
  */
 object MultiJoinConf {
 

@@ -53,6 +53,9 @@ object MultiJoinExtensions {
     new ExpressionInfo(
       classOf[MultiJoinExtensions].getName, null, "multijoin_version", "_FUNC_() - the version " +
         "of the dbt-multijoin Spark extension loaded in this session.", "", "", "", "misc_funcs",
+      // `since`: the release that introduced this function, fixed for good, as a conf's
+      // `.version(...)` in MultiJoinConf is; not the running version (BuildInfo.version, which a
+      // build without -Drevision sets to "dev": Spark rejects a `since` not starting with a number).
       "0.1.0", "", "built-in"),
     (arguments: Seq[Expression]) => {
       if (arguments.nonEmpty) {
