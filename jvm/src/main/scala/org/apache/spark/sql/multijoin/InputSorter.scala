@@ -1,12 +1,15 @@
 package org.apache.spark.sql.multijoin
 
+import java.util.function.Supplier
+
 import org.apache.spark.{SparkEnv, TaskContext}
+import org.apache.spark.internal.config
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{RowOrdering, SortOrder, SortPrefix, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.execution.SortPrefixUtils
 import org.apache.spark.sql.execution.metric.SQLMetric
 import org.apache.spark.sql.types.StructType
-import org.apache.spark.util.collection.unsafe.sort.RecordComparator
+import org.apache.spark.util.collection.unsafe.sort.{PrefixComparator, RecordComparator}
 
 /**
  * Sorts one input of a multi-join within a task, as SortExec would, with two differences.
@@ -44,8 +47,9 @@ private[multijoin] final class InputSorter(
     // A radix sort on the prefix is exact only when the prefix is the whole key.
     val radixSort = radixSortEnabled && order.length == 1 && SortPrefixUtils.canSortFullyWithPrefix(first)
     val pageSize = math.max(1L << 20, SparkEnv.get.memoryManager.pageSizeBytes / inputsPerTask)
-    val sorter = SparkShim.newExternalSorter(() => new InputSorter.RowComparator(ordering, fields),
-      SortPrefixUtils.getPrefixComparator(first), pageSize, radixSort)
+    val sorter = SparkShim.newExternalSorter(new ExternalSorterArguments(
+      () => new InputSorter.RowComparator(ordering, fields), SortPrefixUtils.getPrefixComparator(first),
+      pageSize, radixSort))
     val taskMetrics = TaskContext.get().taskMetrics()
     val spilledBefore = taskMetrics.memoryBytesSpilled
     try {
@@ -84,4 +88,22 @@ private[multijoin] object InputSorter {
       ordering.compare(left, right)
     }
   }
+}
+
+/**
+ * The arguments of `UnsafeExternalSorter.create` that every supported Spark takes, for a sorter
+ * of the running task, with the settings Spark's own row sorter (UnsafeExternalRowSorter) gives
+ * its sorter. Spark 4.1 and 4.2 each added an argument to `create` (a spill bound in bytes, then
+ * a spill merge factor), so the call itself is in the shims, `SparkShim.newExternalSorter`, each
+ * reading the settings its version added; what they share is read here once.
+ */
+private[multijoin] final class ExternalSorterArguments(
+    val comparator: Supplier[RecordComparator],
+    val prefixComparator: PrefixComparator,
+    val pageSize: Long,
+    val canUseRadixSort: Boolean) {
+  val env: SparkEnv = SparkEnv.get
+  val context: TaskContext = TaskContext.get()
+  val initialSize: Int = env.conf.get(config.SHUFFLE_SORT_INIT_BUFFER_SIZE).toInt
+  val numElementsForSpillThreshold: Int = env.conf.get(config.SHUFFLE_SPILL_NUM_ELEMENTS_FORCE_SPILL_THRESHOLD)
 }

@@ -1,12 +1,9 @@
 package org.apache.spark.sql.multijoin
 
-import java.util.function.Supplier
-
-import org.apache.spark.{SparkEnv, TaskContext}
 import org.apache.spark.internal.config
 import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.execution.ExternalAppendOnlyUnsafeRowArray
-import org.apache.spark.util.collection.unsafe.sort.{PrefixComparator, RecordComparator, UnsafeExternalSorter}
+import org.apache.spark.util.collection.unsafe.sort.UnsafeExternalSorter
 
 /**
  * The Spark APIs the extension uses that differ between Spark versions, for Spark 4.1 (Scala
@@ -26,21 +23,13 @@ private[multijoin] object SparkShim {
     new ExternalAppendOnlyUnsafeRowArray(inMemoryThreshold, Long.MaxValue, spillThreshold, Long.MaxValue)
 
   /**
-   * An external sorter of records for the running task, with the spill settings Spark's own
-   * row sorter (UnsafeExternalRowSorter) gives it: 4.1 added a bound in bytes that forces a
-   * spill.
+   * The running task's external sorter: `create` of Spark 4.1, which added a bound in bytes that
+   * forces a spill.
    */
-  def newExternalSorter(
-      comparator: Supplier[RecordComparator],
-      prefixComparator: PrefixComparator,
-      pageSize: Long,
-      canUseRadixSort: Boolean): UnsafeExternalSorter = {
-    val env = SparkEnv.get
-    val context = TaskContext.get()
-    UnsafeExternalSorter.create(context.taskMemoryManager(), env.blockManager, env.serializerManager,
-      context, comparator, prefixComparator, env.conf.get(config.SHUFFLE_SORT_INIT_BUFFER_SIZE).toInt,
-      pageSize, env.conf.get(config.SHUFFLE_SPILL_NUM_ELEMENTS_FORCE_SPILL_THRESHOLD),
-      env.conf.get(config.SHUFFLE_SPILL_MAX_SIZE_FORCE_SPILL_THRESHOLD),
-      canUseRadixSort)
-  }
+  def newExternalSorter(args: ExternalSorterArguments): UnsafeExternalSorter =
+    UnsafeExternalSorter.create(args.context.taskMemoryManager(), args.env.blockManager,
+      args.env.serializerManager, args.context, args.comparator, args.prefixComparator,
+      args.initialSize, args.pageSize, args.numElementsForSpillThreshold,
+      args.env.conf.get(config.SHUFFLE_SPILL_MAX_SIZE_FORCE_SPILL_THRESHOLD),
+      args.canUseRadixSort)
 }

@@ -1,12 +1,9 @@
 package org.apache.spark.sql.multijoin
 
-import java.util.function.Supplier
-
-import org.apache.spark.{SparkEnv, TaskContext}
 import org.apache.spark.internal.config
 import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.execution.ExternalAppendOnlyUnsafeRowArray
-import org.apache.spark.util.collection.unsafe.sort.{PrefixComparator, RecordComparator, UnsafeExternalSorter}
+import org.apache.spark.util.collection.unsafe.sort.UnsafeExternalSorter
 
 /**
  * The Spark APIs the extension uses that differ between Spark versions, for Spark 4.2 and later
@@ -26,22 +23,14 @@ private[multijoin] object SparkShim {
     new ExternalAppendOnlyUnsafeRowArray(inMemoryThreshold, Long.MaxValue, spillThreshold, Long.MaxValue)
 
   /**
-   * An external sorter of records for the running task, with the spill settings Spark's own
-   * row sorter (UnsafeExternalRowSorter) gives it: since 4.2 a bound in bytes that forces a
-   * spill (as in 4.1) and how many spill files are merged at once.
+   * The running task's external sorter: `create` of Spark 4.2 and later, with the bound in bytes
+   * that forces a spill (as in 4.1) and how many spill files are merged at once.
    */
-  def newExternalSorter(
-      comparator: Supplier[RecordComparator],
-      prefixComparator: PrefixComparator,
-      pageSize: Long,
-      canUseRadixSort: Boolean): UnsafeExternalSorter = {
-    val env = SparkEnv.get
-    val context = TaskContext.get()
-    UnsafeExternalSorter.create(context.taskMemoryManager(), env.blockManager, env.serializerManager,
-      context, comparator, prefixComparator, env.conf.get(config.SHUFFLE_SORT_INIT_BUFFER_SIZE).toInt,
-      pageSize, env.conf.get(config.SHUFFLE_SPILL_NUM_ELEMENTS_FORCE_SPILL_THRESHOLD),
-      env.conf.get(config.SHUFFLE_SPILL_MAX_SIZE_FORCE_SPILL_THRESHOLD),
-      env.conf.get(config.UNSAFE_SORTER_SPILL_MERGE_FACTOR),
-      canUseRadixSort)
-  }
+  def newExternalSorter(args: ExternalSorterArguments): UnsafeExternalSorter =
+    UnsafeExternalSorter.create(args.context.taskMemoryManager(), args.env.blockManager,
+      args.env.serializerManager, args.context, args.comparator, args.prefixComparator,
+      args.initialSize, args.pageSize, args.numElementsForSpillThreshold,
+      args.env.conf.get(config.SHUFFLE_SPILL_MAX_SIZE_FORCE_SPILL_THRESHOLD),
+      args.env.conf.get(config.UNSAFE_SORTER_SPILL_MERGE_FACTOR),
+      args.canUseRadixSort)
 }
