@@ -156,7 +156,8 @@ def _installed(root: Path, **env: str) -> DbtProject:
             os.environ,
             DBT_SEND_ANONYMOUS_USAGE_STATS="false",
             DBT_USE_COLORS="false",
-            DBT_PARTIAL_PARSE="false",
+            # The tests run dbt several times over one project: each run re-parses only what changed.
+            DBT_PARTIAL_PARSE="true",
             DBT_LOG_PATH=str(root / "logs"),
             SPARK_LOCAL_IP="127.0.0.1",
             PYSPARK_SUBMIT_ARGS=SPARK_SUBMIT_ARGS,
