@@ -24,6 +24,8 @@ from __future__ import annotations
 from functools import reduce
 from pathlib import Path
 
+from testkit.chains import join_chain_sql
+
 FULL_STRATEGIES = ("chain", "balanced", "union_group", "multiway", "floor")
 SHAPES = {  # shape -> the strategies that compute its join (or, for floor, bound its cost)
     "unique": FULL_STRATEGIES + ("multiway_concat",),
@@ -117,25 +119,14 @@ def register_inputs(spark, work_dir: Path, shape: str, rows: int, k: int, seed: 
     return counts
 
 
-def _coalesced_key(views: list[str]) -> str:
-    return f"{views[0]}.k" if len(views) == 1 else "coalesce(" + ", ".join(f"{v}.k" for v in views) + ")"
-
-
 def chain_sql(shape: str, k: int, hint: bool = False) -> str:
-    """The flat chain the hint rewrites. FULL: input j joins on the coalesce of the keys before
-    it; LEFT: every input joins on the driver's key."""
+    """The flat chain the hint rewrites (testkit.chains): FULL, input j joins on the coalesce of
+    the keys before it; LEFT (the driven shapes), every input joins on the driver t0's key."""
     driven = shape in DRIVEN_SHAPES
     first = 0 if driven else 1
     views = [f"t{i}" for i in range(first, k + 1)]
-    key = "t0.k" if driven else _coalesced_key(views)
-    select = [f"{key} AS k"] + [f"{v}.{c}" for i, v in enumerate(views, first) for c in columns(shape, i)]
-    sql = f"SELECT {'/*+ MULTI_JOIN */ ' if hint else ''}{', '.join(select)} FROM {views[0]}"
-    for j in range(1, len(views)):
-        if driven:
-            sql += f" LEFT JOIN {views[j]} ON t0.k = {views[j]}.k"
-        else:
-            sql += f" FULL OUTER JOIN {views[j]} ON {_coalesced_key(views[:j])} = {views[j]}.k"
-    return sql
+    values = [columns(shape, i) for i in range(first, k + 1)]
+    return join_chain_sql("left" if driven else "full", views, ["k"], values, hint=hint)
 
 
 def balanced_sql(shape: str, lo: int, hi: int) -> str:

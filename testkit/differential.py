@@ -1,5 +1,6 @@
-"""What the differential tests share: generated inputs, the FULL chain in its three spellings, and
-the comparison of a hinted query's rows with vanilla Spark's as multisets.
+"""What the differential tests share: generated inputs, the FULL chain over them in its three
+spellings (written by testkit.chains), and the comparison of a hinted query's rows with vanilla
+Spark's as multisets.
 
 The inputs are registered as temporary views t1..tN built by `testkit.frames.local_frame`, so
 reading them costs the JVM alone.
@@ -14,6 +15,7 @@ from decimal import Decimal
 
 from hypothesis import strategies as st
 
+from testkit.chains import join_chain_sql
 from testkit.frames import local_frame
 from testkit.plans import uses_multijoin
 
@@ -61,45 +63,15 @@ def key_names(arity: int) -> list[str]:
 
 
 
-def chain_sql(n: int, arity: int, spelling: str, hint: bool, tables: list[str] | None = None) -> str:
-    """The nested-coalesce FULL OUTER chain over views t1..tN in one of the three spellings."""
-    tables = tables or [f"t{i + 1}" for i in range(n)]
+def chain_sql(
+    n: int, arity: int, spelling: str, hint: bool, tables: list[str] | None = None, how: str = "full"
+) -> str:
+    """The chain (FULL by default) over the views of `register_inputs`, t1..tN with columns k1..,
+    v<i>, or over `tables` with those columns; spelled as `join_chain_sql` says (SPELLINGS for FULL
+    chains, "flat" or "using" for LEFT and INNER)."""
     aliases = [f"t{i + 1}" for i in range(n)]
-    keys = key_names(arity)
-    hint_sql = "/*+ MULTI_JOIN */ " if hint else ""
-    values = [f"v{i + 1}" for i in range(n)]
-    if spelling == "using":
-        joins = " ".join(
-            f"FULL OUTER JOIN {tables[i]} AS {aliases[i]} USING ({', '.join(keys)})" for i in range(1, n)
-        )
-        return f"SELECT {hint_sql}* FROM {tables[0]} AS {aliases[0]} {joins}"
-    if spelling == "flat":
-        def coalesced(key: str, upto: int) -> str:
-            operands = [f"{aliases[j]}.{key}" for j in range(upto)]
-            return operands[0] if upto == 1 else f"coalesce({', '.join(operands)})"
-
-        select = [f"{coalesced(k, n)} AS {k}" for k in keys] + [f"{aliases[i]}.{values[i]}" for i in range(n)]
-        joins = " ".join(
-            f"FULL OUTER JOIN {tables[i]} AS {aliases[i]} ON "
-            + " AND ".join(f"{coalesced(k, i)} = {aliases[i]}.{k}" for k in keys)
-            for i in range(1, n)
-        )
-        return f"SELECT {hint_sql}{', '.join(select)} FROM {tables[0]} AS {aliases[0]} {joins}"
-    # nested: each level a subquery that projects the coalesced key
-    inner = f"{tables[0]}"
-    for level in range(1, n):
-        left = "j" if level > 1 else aliases[0]
-        select = [f"coalesce({left}.{k}, {aliases[level]}.{k}) AS {k}" for k in keys]
-        select += [f"{left}.{v}" for v in values[:level]] + [f"{aliases[level]}.{values[level]}"]
-        condition = " AND ".join(f"{left}.{k} = {aliases[level]}.{k}" for k in keys)
-        top = level == n - 1
-        inner = (
-            f"SELECT {hint_sql if top else ''}{', '.join(select)} "
-            f"FROM {inner if level == 1 else '(' + inner + ')'} AS {left} "
-            f"FULL OUTER JOIN {tables[level]} AS {aliases[level]} ON {condition}"
-        )
-    return inner
-
+    values = [[f"v{i + 1}"] for i in range(n)]
+    return join_chain_sql(how, tables or aliases, key_names(arity), values, hint=hint, spelling=spelling, aliases=aliases)
 
 
 def canonical(value):
@@ -143,24 +115,8 @@ def spark_minor(spark) -> tuple[int, int]:
 
 
 def vanilla_sql(how: str, keys: list[list[str]], columns: list[list[str]], outputs: list[list[str]]) -> str:
-    """The chain over views t1..tN written by hand, without the hint: FULL joins each level on the
-    coalesce of the keys below it, LEFT and INNER on the first input's key. keys[i] are input
-    i's spellings of the key columns, columns[i] its value columns, outputs[i] their output names."""
-    n = len(keys)
-    arity = len(keys[0])
-    if how == "full":
-        select = [f"coalesce({', '.join(f't{i + 1}.{keys[i][c]}' for i in range(n))}) AS {keys[0][c]}" for c in range(arity)]
-    else:
-        select = [f"t1.{keys[0][c]} AS {keys[0][c]}" for c in range(arity)]
-    select += [f"t{i + 1}.{col} AS {out}" for i in range(n) for col, out in zip(columns[i], outputs[i])]
-    keyword = {"full": "FULL OUTER JOIN", "left": "LEFT OUTER JOIN", "inner": "INNER JOIN"}[how]
-    joins = []
-    for i in range(1, n):
-        below = range(i) if how == "full" else range(1)
-        conditions = []
-        for c in range(arity):
-            refs = [f"t{j + 1}.{keys[j][c]}" for j in below]
-            left = refs[0] if len(refs) == 1 else f"coalesce({', '.join(refs)})"
-            conditions.append(f"{left} = t{i + 1}.{keys[i][c]}")
-        joins.append(f"{keyword} t{i + 1} ON {' AND '.join(conditions)}")
-    return f"SELECT {', '.join(select)} FROM t1 {' '.join(joins)}"
+    """The chain over views t1..tN without the hint (see `join_chain_sql`): keys[i] are input i's
+    spellings of the key columns, columns[i] its value columns, outputs[i] their output names."""
+    views = [f"t{i + 1}" for i in range(len(keys))]
+    values = [[f"{column} AS {output}" for column, output in zip(columns[i], outputs[i])] for i in range(len(keys))]
+    return join_chain_sql(how, views, keys, values)

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from testkit.chains import join_chain_sql
 from testkit.differential import KEY_POOLS, multiset
 from testkit.frames import local_frame
 from testkit.plans import executed_nodes, plan_nodes, uses_multijoin
@@ -90,24 +91,10 @@ def bucketed_table(ispark, rows, columns: str, partitioned_by: str | None, order
 
 
 def chain(tables: list[str], join_type: str, keys: list[str], hint: bool) -> str:
-    """The chain over `tables`, each with columns (keys..., v<i>): FULL in the flat coalesce
-    spelling, LEFT and INNER on the first input's key."""
-    aliases = [f"t{i + 1}" for i in range(len(tables))]
+    """The flat chain over `tables`, each with columns (keys..., v<i>), as t1..tN."""
     n = len(tables)
-
-    def key_of(k: str, upto: int) -> str:
-        if join_type != "full" or upto == 1:
-            return f"t1.{k}"
-        return f"coalesce({', '.join(f'{a}.{k}' for a in aliases[:upto])})"
-
-    select = [f"{key_of(k, n)} AS {k}" for k in keys] + [f"{aliases[i]}.v{i + 1}" for i in range(n)]
-    joins = " ".join(
-        f"{join_type.upper()} JOIN {tables[i]} AS {aliases[i]} ON "
-        + " AND ".join(f"{key_of(k, i)} = {aliases[i]}.{k}" for k in keys)
-        for i in range(1, n)
-    )
-    hint_sql = "/*+ MULTI_JOIN */ " if hint else ""
-    return f"SELECT {hint_sql}{', '.join(select)} FROM {tables[0]} AS t1 {joins}"
+    values = [[f"v{i + 1}"] for i in range(n)]
+    return join_chain_sql(join_type, tables, keys, values, hint=hint, aliases=[f"t{i + 1}" for i in range(n)])
 
 
 def exchanges(df) -> int:

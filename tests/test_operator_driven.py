@@ -8,26 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from testkit.differential import multiset, register_inputs, typed_inputs
+from testkit.differential import chain_sql, multiset, register_inputs, typed_inputs
 from testkit.plans import multijoin_metrics, node_names, uses_multijoin
 from testkit.properties import examples
 
 JOIN_TYPES = ["LEFT", "INNER"]
-
-
-def driven_sql(n: int, arity: int, join_type: str, spelling: str, hint: bool) -> str:
-    """`t1 <join> t2 ON t1.k = t2.k <join> t3 ON t1.k = t3.k ...` or its USING spelling."""
-    keys = [f"k{c + 1}" for c in range(arity)]
-    hint_sql = "/*+ MULTI_JOIN */ " if hint else ""
-    if spelling == "using":
-        joins = " ".join(f"{join_type} JOIN t{i + 1} USING ({', '.join(keys)})" for i in range(1, n))
-        return f"SELECT {hint_sql}* FROM t1 {joins}"
-    joins = " ".join(
-        f"{join_type} JOIN t{i + 1} ON " + " AND ".join(f"t1.{k} = t{i + 1}.{k}" for k in keys)
-        for i in range(1, n)
-    )
-    select = [f"t1.{k}" for k in keys] + [f"t{i + 1}.v{i + 1}" for i in range(n)]
-    return f"SELECT {hint_sql}{', '.join(select)} FROM t1 {joins}"
 
 
 @st.composite
@@ -37,18 +22,18 @@ def driven_scenarios(draw):
         "types": types,
         "inputs": inputs,
         "join_type": draw(st.sampled_from(JOIN_TYPES)),
-        "spelling": draw(st.sampled_from(["on", "using"])),
+        "spelling": draw(st.sampled_from(["flat", "using"])),
         "adaptive": draw(st.booleans()),
     }
 
 
 def assert_driven_matches_vanilla(spark, case, expect_bloom_filter: bool) -> None:
     n, arity = len(case["inputs"]), len(case["types"][0])
-    hinted = spark.sql(driven_sql(n, arity, case["join_type"], case["spelling"], hint=True))
+    hinted = spark.sql(chain_sql(n, arity, case["spelling"], hint=True, how=case["join_type"].lower()))
     assert uses_multijoin(hinted)
     optimized = hinted._jdf.queryExecution().optimizedPlan().toString()
     assert ("might_contain" in optimized) == expect_bloom_filter, optimized
-    vanilla = spark.sql(driven_sql(n, arity, case["join_type"], case["spelling"], hint=False))
+    vanilla = spark.sql(chain_sql(n, arity, case["spelling"], hint=False, how=case["join_type"].lower()))
     expected, actual = multiset(vanilla.collect()), multiset(hinted.collect())
     assert actual == expected, f"\nmissing: {expected - actual}\nextra: {actual - expected}"
 

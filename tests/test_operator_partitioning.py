@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from testkit.differential import KEY_POOLS, assert_same_rows_as_vanilla, chain_sql, spark_minor
+from testkit.differential import KEY_POOLS, assert_same_rows_as_vanilla, chain_sql, key_names, spark_minor
 from testkit.frames import local_frame
 from testkit.plans import executed_nodes, plan_nodes
 from testkit.properties import examples
@@ -44,38 +44,6 @@ def plan_string(df) -> str:
 
 def register(spark, name: str, columns: str, rows) -> None:
     local_frame(spark, rows, columns).createOrReplaceTempView(name)
-
-
-def key_names(arity: int) -> list[str]:
-    return [f"k{c + 1}" for c in range(arity)]
-
-
-def reordered_chain_sql(n: int, arity: int, hint: bool) -> str:
-    """The flat chain, its output key spelled another way: nested, the inputs in reverse order."""
-    hint_sql = "/*+ MULTI_JOIN */ " if hint else ""
-
-    def spelled(k: str) -> str:
-        expression = f"t{n}.{k}"
-        for i in range(n - 1, 0, -1):
-            expression = f"coalesce({expression}, t{i}.{k})"
-        return expression
-
-    def coalesced(k: str, upto: int) -> str:
-        return f"t1.{k}" if upto == 1 else f"coalesce({', '.join(f't{j + 1}.{k}' for j in range(upto))})"
-
-    keys = key_names(arity)
-    select = [f"{spelled(k)} AS {k}" for k in keys] + [f"t{i + 1}.v{i + 1}" for i in range(n)]
-    joins = " ".join(
-        f"FULL OUTER JOIN t{i + 1} ON " + " AND ".join(f"{coalesced(k, i)} = t{i + 1}.{k}" for k in keys)
-        for i in range(1, n)
-    )
-    return f"SELECT {hint_sql}{', '.join(select)} FROM t1 {joins}"
-
-
-def multi_join_sql(n: int, arity: int, spelling: str, hint: bool) -> str:
-    if spelling == "reordered":
-        return reordered_chain_sql(n, arity, hint)
-    return chain_sql(n, arity, spelling, hint)
 
 
 def on_top(operation: str, inner: str, arity: int) -> str:
@@ -139,7 +107,7 @@ def test_queries_on_the_coalesced_key_return_the_vanilla_rows(spark, case):
     columns = [f"k{c + 1} {t}" for c, t in enumerate(case["types"][0])] + ["w INT"]
     register(spark, "u", ", ".join(columns), case["other"])
     hinted, vanilla = (
-        on_top(case["operation"], multi_join_sql(n, arity, case["spelling"], hint), arity)
+        on_top(case["operation"], chain_sql(n, arity, case["spelling"], hint), arity)
         for hint in (True, False)
     )
     assert_same_rows_as_vanilla(spark, hinted, vanilla)
@@ -164,7 +132,7 @@ def three_inputs(spark):
 def test_no_exchange_above_the_operator_on_the_coalesced_key(spark, three_inputs, operation, spelling, adaptive):
     spark.conf.set("spark.multijoin.failOnFallback", "true")
     spark.conf.set("spark.sql.adaptive.enabled", str(adaptive).lower())
-    hinted, vanilla = (on_top(operation, multi_join_sql(3, 1, spelling, hint), 1) for hint in (True, False))
+    hinted, vanilla = (on_top(operation, chain_sql(3, 1, spelling, hint), 1) for hint in (True, False))
     df = spark.sql(hinted)
     df.collect()  # AQE's final plan, with its coalesced shuffle reads
     assert exchanges_above_operator(df) == 0, plan_string(df)
