@@ -1,4 +1,8 @@
-{#- Private: the partial-update refresh of a changed_keys model, the rendering side.
+{#- Private: the partial-update refresh of a changed_keys model, the rendering side: eligibility,
+    the presence columns, the changes view's query and the MERGE's source.
+    Not here: the state pair and the key-recompute path (_changed_keys_render.sql), the sources'
+    net rows (_change_sources.sql), the one-row-per-key check and the MERGE
+    (_changed_keys_apply.sql).
 
     When every input holds at most one row per key (the model says so with
     `one_row_per_key=true`), a row of the wide table is the key, then for each input either that
@@ -16,9 +20,10 @@
     Eligible: `one_row_per_key=true`, the model is the `multi_join(...)` call itself (no SQL around
     it), at most 63 inputs, the key columns of one type in every input, not floating point (-0.0
     and 0.0 are one key whose spelling depends on which input wrote it). Any other changed_keys
-    model recomputes its changed keys with the multi-join (_changed_keys.sql), and the run says why.
+    model recomputes its changed keys with the multi-join (_changed_keys_render.sql), and the run
+    says why.
 
-    An incremental run renders the MERGE's source (_mj_apply_partial_update applies it), from the
+    An incremental run renders the MERGE's source (_mj_merge_partial_update applies it), from the
     changes view the materialization caches first (`<model>__dbt_mj_changes`, one row per
     changed input row): per changed non-NULL key, for each changed input whether it changed the
     key (touched), whether it holds the key now (present) and its columns; one marker per
