@@ -58,3 +58,26 @@ def stages_since(spark, after_stage_id: int) -> dict:
                         "cpu_seconds": int(stage.executorCpuTime()) / 1e9,
                         "gc_seconds": int(stage.jvmGcTime()) / 1e3})
     return {"spill_bytes": spilled, "peak_task_memory": peak, "stage_timings": timings}
+
+
+def settle(spark) -> None:
+    """Wait until the status store has seen every event so far: it is filled from the listener
+    bus asynchronously, so the last stages of a statement that just returned may be missing."""
+    spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty()
+
+
+def io_since(spark, after_stage_id: int) -> dict:
+    """What the stages with an id above `after_stage_id` read and moved: bytes and records read
+    from files (every scan: data files, and a table format's own log, manifest and delete files),
+    and shuffle bytes written and read."""
+    settle(spark)
+    totals = {"input_bytes": 0, "input_records": 0, "shuffle_write_bytes": 0, "shuffle_read_bytes": 0, "stages": 0}
+    for stage in stage_list(spark):
+        if int(stage.stageId()) <= after_stage_id or str(stage.status()) == "SKIPPED":
+            continue
+        totals["stages"] += 1
+        totals["input_bytes"] += int(stage.inputBytes())
+        totals["input_records"] += int(stage.inputRecords())
+        totals["shuffle_write_bytes"] += int(stage.shuffleWriteBytes())
+        totals["shuffle_read_bytes"] += int(stage.shuffleReadBytes())
+    return totals
