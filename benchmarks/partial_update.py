@@ -1,0 +1,575 @@
+"""The partial-update refresh of a changed_keys model declared `one_row_per_key=true`
+(docs/dbt_package.md, "the partial-update refresh") against the full rebuild of the same model,
+as a dbt user runs them: `dbt run` in-process on the session method, one Spark session (local[2]),
+inputs and model in Delta or Iceberg (--table-format).
+
+Per size (--rows: keys per input), a k-input wide model `wide` over inputs t1..tk, each holding
+one row per key (`k` bigint scattered by an odd 64-bit constant, `v<i>` double, `c<i>` int: the
+day the row was written, `ds` date), each input keeping about half of a universe of 2 x rows ids:
+
+1. History: day 1 loads every input (one CREATE TABLE AS SELECT), then each of days 2..--days is
+   a daily upsert of shape all_inputs (below): one MERGE per input. So each input has --days
+   versions (Delta) or snapshots (Iceberg) and the files each day wrote, as a table loaded daily
+   has. The odd inputs are read through their date column (changed_since='ds'), the even ones
+   through their change feed (Delta's change data feed, Iceberg's changelog). Updates write
+   deletion vectors (Delta) or position delete files (Iceberg, merge-on-read), but for the
+   Iceberg inputs read through the changelog, which refuses delete files: those are
+   copy-on-write, so each day's MERGE rewrites every file holding a key it updates. `wide` is
+   built after day 2 and refreshed after each later day, as a daily job would (with
+   --no-daily-refresh: built once, after the last day). Built on day 1 its mark would be the day
+   of the whole load, and its next refresh would read every row of the `ds` inputs again.
+2. Change days, each timed: `dbt run -s wide` (the refresh), then `dbt run -s wide_rebuild
+   --full-refresh` (the same model's SQL, rebuilt whole), whose rows the refreshed table must
+   equal: the same row count and the same two sums of row hashes over every column, the
+   presence columns included. Every change day follows a day of shape all_inputs (one is added,
+   refreshed untimed, where the previous change day was of another shape): the refresh reads
+   the rows of that day whose `ds` ties the recorded mark again, as after any daily load.
+3. A `dbt run` of a one-row view, once per repetition: the fixed cost of any run.
+
+Every refresh, of the history or timed, must log that it took the partial-update path
+("partial update" in the dbt log, macros/internal/_changed_keys.sql); the run fails otherwise.
+Bytes read and shuffled are summed over the stages each `dbt run` ran (Spark's status store,
+benchmarks/stages.py). Writes results.json and results.md (targets, tables, notes generated from
+the results) to benchmarks/results/<name>/ (--out DIR for any other place).
+
+    .venv/bin/python -m benchmarks.partial_update --rows 2m,4m,8m,16m --table-format delta --reps 3
+    .venv/bin/python -m benchmarks.partial_update --rows 50k --days 5 --reps 1 --out /tmp/pu-check   # a check
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import re
+import shlex
+import shutil
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.report import _table, rows_label
+from benchmarks.run import _machine, list_arg, log, rows_list_arg
+from benchmarks.stages import io_since, last_stage_id
+from benchmarks.workload import SCRAMBLE
+
+HERE = Path(__file__).resolve().parent
+
+# The change shapes, each changing `changed` x rows input rows in one day. Both change as many
+# rows, so what differs is where they are: one input read against every input read.
+SHAPES = {
+    # Every input lands a day (the history's days are of this shape): per input, 1/(2k) of
+    # `changed` of its keys updated, and changed x rows / 2 new keys over the inputs (each new key
+    # in one input, so a new row of the wide table). Eight change sources read, four through the
+    # change feed; the MERGE both updates and inserts.
+    "all_inputs": "every input changes: each updates changed/(2k) of its keys and gets its share of changed/2 x rows new keys",
+    # One input lands a day: t1 (read through `ds`) updates `changed` of its keys. The partial
+    # update's claim: the other inputs are not read (a change feed with no new version is not
+    # read at all; an input read through `ds` is scanned through that filter, whose file
+    # statistics skip every file older than the mark).
+    "one_input": "only t1 (read through ds) changes: it updates changed of its keys",
+}
+STANDARD_DAY = "all_inputs"
+FIRST_DAY = datetime.date(2024, 1, 1)
+# The MERGE prunes its target to the replaced rows by key hash up to this many changed keys
+# (_mj_replaced_rows_filter in macros/internal/_incremental.sql); above, it reads the whole table.
+HASH_FILTER_KEYS = 50_000
+MIB = 1 << 20
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    op: str  # ">=" or "<="
+    bound: float
+
+    def met(self, value: float) -> bool:
+        return value >= self.bound if self.op == ">=" else value <= self.bound
+
+
+SPEEDUP = Target("full rebuild ÷ refresh at 16M >= 10", ">=", 10.0)
+SCALING = Target("refresh at 16M ÷ refresh at 2M <= 1.5", "<=", 1.5)
+TARGET_LARGE, TARGET_SMALL = 16_000_000, 2_000_000
+
+
+def tracking(i: int) -> str:
+    """How input t<i> shows its changes: the odd inputs by their date column, the even ones by
+    their change feed."""
+    return "ds" if i % 2 == 1 else "change_feed"
+
+
+def model_sql(k: int, table_format: str) -> str:
+    """The wide model: the multi_join call itself (as the partial update requires), declared
+    one_row_per_key=true."""
+    names = [f"t{i}" for i in range(1, k + 1)]
+    sources = ", ".join(f"source('inputs', '{n}')" for n in names)
+    columns = ", ".join(f"'t{i}': ['v{i}', 'c{i}']" for i in range(1, k + 1))
+    changed_since = ", ".join(f"'t{i}': '{tracking(i)}'" for i in range(1, k + 1))
+    return (
+        f"{{{{ config(materialized='multijoin', file_format='{table_format}', incremental_strategy='changed_keys', one_row_per_key=true) }}}}\n"
+        f"{{{{ dbt_multijoin.multi_join([{sources}], key='k',\n"
+        f"    columns={{{columns}}},\n"
+        f"    changed_since={{{changed_since}}}) }}}}\n"
+    )
+
+
+@dataclass
+class Inputs:
+    """The k input tables of one size, and the days written to them."""
+
+    spark: object
+    schema: str
+    table_format: str
+    rows: int
+    k: int
+    changed: float
+
+    def table(self, i: int) -> str:
+        return f"{self.schema}.t{i}"
+
+    def _properties(self, i: int) -> str:
+        if self.table_format == "delta":
+            properties = {"delta.enableDeletionVectors": "true"}
+            if tracking(i) == "change_feed":
+                properties["delta.enableChangeDataFeed"] = "true"
+        elif tracking(i) == "ds":
+            properties = {"format-version": "2", **{f"write.{op}.mode": "merge-on-read" for op in ("delete", "update", "merge")}}
+        else:
+            # Iceberg's changelog refuses delete files ("Delete files are currently not supported
+            # in changelog scans", 1.12.0, format 2 and 3): an input read through it is
+            # copy-on-write, each MERGE rewriting the files it touches.
+            properties = {"format-version": "2", **{f"write.{op}.mode": "copy-on-write" for op in ("delete", "update", "merge")}}
+        return ", ".join(f"'{key}' = '{value}'" for key, value in properties.items())
+
+    def _held(self, i: int) -> str:
+        """Whether input i holds the id (of the universe 0 .. 2 x rows): about half of them."""
+        return f"pmod(xxhash64(id, {i}), 2) = 0"
+
+    def _columns(self, i: int, day: int) -> str:
+        return (f"id * {SCRAMBLE} as k, cast(pmod(xxhash64(id, {i}, {day}), 1000000) as double) / 1000 as v{i}, "
+                f"{day} as c{i}, date'{FIRST_DAY + datetime.timedelta(days=day - 1)}' as ds")
+
+    def _sql(self, statement: str) -> None:
+        # The scrambled key wraps around 64 bits: not an error without ANSI mode.
+        ansi = self.spark.conf.get("spark.sql.ansi.enabled")
+        self.spark.conf.set("spark.sql.ansi.enabled", "false")
+        try:
+            self.spark.sql(statement)
+        finally:
+            self.spark.conf.set("spark.sql.ansi.enabled", ansi)
+
+    def create(self) -> None:
+        """Day 1: every input loaded in one statement."""
+        for i in range(1, self.k + 1):
+            self._sql(f"create table {self.table(i)} using {self.table_format} tblproperties ({self._properties(i)}) as "
+                      f"select {self._columns(i, 1)} from range({2 * self.rows}) where {self._held(i)}")
+
+    def _batch(self, i: int, day: int, shape: str) -> str | None:
+        """Input i's rows of `day` in `shape`, or None when it does not change that day."""
+        if shape == "one_input":
+            if i != 1:
+                return None
+            return (f"select {self._columns(i, day)} from range({2 * self.rows}) "
+                    f"where {self._held(i)} and pmod(xxhash64(id, {i}, {day}), {round(1 / self.changed)}) = 0")
+        # all_inputs: updates of changed / (2k) of the input's keys, and its share of the day's
+        # new ids (changed x rows / 2 of them, after the universe and the earlier days' new ids).
+        new_ids = max(1, round(self.changed * self.rows / 2))
+        first_new = 2 * self.rows + day * new_ids
+        return (f"select {self._columns(i, day)} from range({2 * self.rows}) "
+                f"where {self._held(i)} and pmod(xxhash64(id, {i}, {day}), {round(2 * self.k / self.changed)}) = 0 "
+                f"union all select {self._columns(i, day)} from range({first_new}, {first_new + new_ids}) "
+                f"where pmod(xxhash64(id), {self.k}) = {i - 1}")
+
+    def apply_day(self, day: int, shape: str) -> dict[str, int]:
+        """One MERGE per input that changes on `day` (its day's rows: updates and new keys);
+        returns the rows written per input."""
+        written = {}
+        for i in range(1, self.k + 1):
+            batch = self._batch(i, day, shape)
+            if batch is None:
+                continue
+            ansi = self.spark.conf.get("spark.sql.ansi.enabled")
+            self.spark.conf.set("spark.sql.ansi.enabled", "false")
+            frame = self.spark.sql(batch).cache()
+            try:
+                written[f"t{i}"] = frame.count()
+                frame.createOrReplaceTempView("partial_update_day")
+                self.spark.sql(
+                    f"merge into {self.table(i)} as t using partial_update_day as s on t.k = s.k "
+                    f"when matched then update set v{i} = s.v{i}, c{i} = s.c{i}, ds = s.ds "
+                    f"when not matched then insert (k, v{i}, c{i}, ds) values (s.k, s.v{i}, s.c{i}, s.ds)")
+            finally:
+                self.spark.catalog.dropTempView("partial_update_day")
+                frame.unpersist()
+                self.spark.conf.set("spark.sql.ansi.enabled", ansi)
+        return written
+
+    def tie_rows(self, written: dict[str, int]) -> int:
+        """Of a day's rows, those a refresh after the next day reads again: the rows of the
+        inputs read through `ds` (they tie the mark that refresh starts from)."""
+        return sum(n for name, n in written.items() if tracking(int(name[1:])) == "ds")
+
+
+def table_facts(spark, table_format: str, table: str) -> dict:
+    """Files, bytes and versions (Delta) or snapshots (Iceberg) of a table as it stands."""
+    if table_format == "delta":
+        detail = spark.sql(f"describe detail {table}").first()
+        return {"files": int(detail.numFiles), "bytes": int(detail.sizeInBytes),
+                "versions": spark.sql(f"describe history {table}").count()}
+    files = spark.sql(f"select count(*) as n, coalesce(sum(file_size_in_bytes), 0) as b, "
+                      f"count_if(content > 0) as deletes from {table}.files").first()
+    return {"files": int(files.n), "bytes": int(files.b), "delete_files": int(files.deletes),
+            "versions": spark.sql(f"select count(*) from {table}.snapshots").first()[0]}
+
+
+def fingerprint(spark, table: str) -> list:
+    """The rows of `table` as a multiset, in three numbers: the row count and two sums of a hash
+    of every column (each with whether it is NULL, which a hash skips)."""
+    columns = ", ".join(f"`{c}`, `{c}` is null" for c in spark.table(table).columns)
+    row = spark.sql(f"select count(*) as n, sum(cast(xxhash64({columns}) as decimal(38, 0))) as h1, "
+                    f"sum(cast(hash({columns}) as decimal(38, 0))) as h2 from {table}").first()
+    return [int(row.n), str(row.h1), str(row.h2)]
+
+
+def _new_log_text(path: Path, offset: int) -> str:
+    """What dbt appended to its log since `offset` (dbt rotates the file at 10 MB: then the
+    rest of the rotated file, and the new one)."""
+    if not path.exists():
+        return ""
+    if path.stat().st_size >= offset:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            return f.read().decode(errors="replace")
+    rotated = path.with_name(path.name + ".1")
+    text = ""
+    if rotated.exists():
+        with open(rotated, "rb") as f:
+            f.seek(offset)
+            text = f.read().decode(errors="replace")
+    return text + path.read_text(errors="replace")
+
+
+def dbt_run(spark, project, model: str, *extra: str) -> dict:
+    """One timed `dbt run -s model`: its seconds, what its stages read and shuffled, the path a
+    changed_keys run took and its changed keys, from the dbt log."""
+    dbt_log = project.root / "logs" / "dbt.log"
+    offset = dbt_log.stat().st_size if dbt_log.exists() else 0
+    before = last_stage_id(spark)
+    start = time.perf_counter()
+    result = project.dbt("run", "-s", model, *extra)
+    seconds = time.perf_counter() - start
+    if not result.success:
+        raise RuntimeError(f"dbt run -s {model} {' '.join(extra)} failed:\n{result.describe()}")
+    io = io_since(spark, before)
+    marker = f"dbt_multijoin: {model}: "
+    lines = [line[line.index(marker):] for line in _new_log_text(dbt_log, offset).splitlines() if marker in line]
+    keys = [int(m.group(1)) for line in lines if (m := re.search(r": (\d+) changed keys", line))]
+    return {"seconds": seconds, **io, "path": path_taken(lines), "changed_keys": keys[-1] if keys else None, "log": lines}
+
+
+def path_taken(lines: list[str]) -> str:
+    """The path a changed_keys run took, from its dbt_multijoin log lines."""
+    if any(": partial update:" in line for line in lines):
+        return "partial update"
+    if any(": recomputing the changed keys" in line for line in lines):
+        return "key recompute"
+    return "full build"
+
+
+def require_partial_update(run: dict, what: str) -> None:
+    if run["path"] != "partial update":
+        raise RuntimeError(f"{what}: the refresh did not take the partial-update path (it took: {run['path']}). "
+                           "Its dbt_multijoin log lines:\n  " + "\n  ".join(run["log"] or ["(none)"]))
+
+
+def measure_size(spark, args, rows: int, directory: Path) -> dict:
+    """History, then the timed change days and fixed-cost runs of one size; the tables are
+    dropped at the end unless --keep."""
+    from testkit.dbt_project import PipelineProject
+
+    project = PipelineProject.create(spark, directory, args.table_format)
+    inputs = Inputs(spark, project.schema, args.table_format, rows, args.k, args.changed)
+    started = time.perf_counter()
+    inputs.create()
+    project.sources(*[f"t{i}" for i in range(1, args.k + 1)])
+    sql = model_sql(args.k, args.table_format)
+    project.model("wide", sql)
+    project.model("wide_rebuild", sql)
+    project.model("fixed_cost", "{{ config(materialized='view') }}\nselect 1 as x\n")
+
+    size: dict = {"rows": rows, "schema": project.schema, "history": [], "between": [], "fixed_cost": [], "shapes": {s: [] for s in args.shapes}}
+    first_build_day = 2 if args.daily_refresh else args.days
+    written = {}
+    for day in range(2, args.days + 1):
+        written = inputs.apply_day(day, STANDARD_DAY)
+        if day == first_build_day:
+            size["first_build"] = _brief(dbt_run(spark, project, "wide"))
+            log(f"{rows_label(rows)} day {day}: first build of wide {size['first_build']['seconds']:.1f} s")
+        elif day > first_build_day:
+            refresh = dbt_run(spark, project, "wide")
+            require_partial_update(refresh, f"{rows_label(rows)} history day {day}")
+            size["history"].append({"day": day, "rows_written": sum(written.values()), **_brief(refresh)})
+            log(f"{rows_label(rows)} day {day}: refresh {refresh['seconds']:.1f} s, {refresh['changed_keys']:,} changed keys")
+    size["setup_seconds"] = time.perf_counter() - started
+    size["inputs_at_change"] = {f"t{i}": table_facts(spark, args.table_format, inputs.table(i)) for i in (1, 2)}
+    size["input_rows"] = {f"t{i}": spark.table(inputs.table(i)).count() for i in range(1, args.k + 1)}
+
+    day, previous = args.days, STANDARD_DAY
+    for rep in range(args.reps):
+        fixed = dbt_run(spark, project, "fixed_cost")
+        size["fixed_cost"].append(fixed["seconds"])
+        log(f"{rows_label(rows)} rep {rep + 1}: dbt run of a one-row view {fixed['seconds']:.1f} s")
+        for shape in args.shapes:
+            if previous != STANDARD_DAY:
+                day += 1
+                written = inputs.apply_day(day, STANDARD_DAY)
+                between = dbt_run(spark, project, "wide")
+                require_partial_update(between, f"{rows_label(rows)} day {day} ({STANDARD_DAY}, untimed)")
+                size["between"].append({"day": day, **_brief(between)})
+            tie_rows = inputs.tie_rows(written)
+            day += 1
+            written = inputs.apply_day(day, shape)
+            refresh = dbt_run(spark, project, "wide")
+            require_partial_update(refresh, f"{rows_label(rows)} day {day} ({shape})")
+            rebuild = dbt_run(spark, project, "wide_rebuild", "--full-refresh")
+            refreshed, rebuilt = (fingerprint(spark, project.table(t)) for t in ("wide", "wide_rebuild"))
+            if refreshed != rebuilt:
+                raise RuntimeError(f"{rows_label(rows)} day {day} ({shape}): the refreshed table is not the full rebuild: "
+                                   f"rows and hash sums {refreshed} against {rebuilt}")
+            size["shapes"][shape].append({"day": day, "rows_written": sum(written.values()), "tie_rows": tie_rows,
+                                          "refresh": _brief(refresh), "rebuild": _brief(rebuild),
+                                          "equals_rebuild": True, "rows": refreshed[0]})
+            log(f"{rows_label(rows)} rep {rep + 1} {shape}: refresh {refresh['seconds']:.1f} s "
+                f"({refresh['changed_keys']:,} changed keys, read {refresh['input_bytes'] / MIB:.1f} MiB, "
+                f"shuffled {refresh['shuffle_write_bytes'] / MIB:.1f} MiB), full rebuild {rebuild['seconds']:.1f} s "
+                f"(read {rebuild['input_bytes'] / MIB:.1f} MiB, shuffled {rebuild['shuffle_write_bytes'] / MIB:.1f} MiB); "
+                f"equal rows: {refreshed[0]:,}")
+            previous = shape
+    size["tables_at_end"] = {t: table_facts(spark, args.table_format, project.table(t)) for t in ("wide", "wide_rebuild")}
+    size["inputs_at_end"] = {f"t{i}": table_facts(spark, args.table_format, inputs.table(i)) for i in (1, 2)}
+    if not args.keep:
+        spark.sql(f"drop database {project.schema} cascade")
+        shutil.rmtree(directory, ignore_errors=True)
+    return size
+
+
+def _brief(run: dict) -> dict:
+    return {key: value for key, value in run.items() if key != "log"} | {
+        "log": [line for line in run["log"] if "changed keys" in line or "partial update" in line or "whole" in line]}
+
+
+# --- the report --------------------------------------------------------------------------------
+
+
+def _mib(n: float) -> str:
+    mib = n / MIB
+    return f"{mib:,.0f}" if mib >= 100 else f"{mib:.1f}" if mib >= 1 else f"{mib:.2f}"
+
+
+def _median(values) -> float:
+    return statistics.median(values)
+
+
+def _of(size: dict, shape: str, run: str, key: str = "seconds") -> float:
+    return _median(m[run][key] for m in size["shapes"][shape])
+
+
+def evaluate(results: dict, shape: str) -> dict:
+    """The two targets for `shape`: their values, and the sizes they were measured at (the
+    targets' sizes, or the largest and smallest the run has)."""
+    sizes = sorted(results["sizes"], key=lambda s: s["rows"])
+    large = next((s for s in sizes if s["rows"] == TARGET_LARGE), sizes[-1])
+    small = next((s for s in sizes if s["rows"] == TARGET_SMALL), sizes[0])
+    found = {"speedup": (_of(large, shape, "rebuild") / _of(large, shape, "refresh"), large["rows"])}
+    if small is not large:
+        found["scaling"] = (_of(large, shape, "refresh") / _of(small, shape, "refresh"), large["rows"], small["rows"])
+    return found
+
+
+def markdown(results: dict) -> str:
+    sizes = sorted(results["sizes"], key=lambda s: s["rows"])
+    shapes = results["shapes"]
+    k, fmt = results["k"], results["table_format"]
+    lines = [f"# Partial-update refresh against full rebuild: k = {k} inputs, {fmt}, Spark {results['machine']['spark']}", "",
+             f"`dbt run` in-process (session method, local[2]). Per size: {results['days']} daily batches of history "
+             f"({'the model refreshed after each' if results['daily_refresh'] else 'the model built after the last'}), "
+             f"then change days of {results['changed']:.1%} of an input's rows; "
+             f"{results['reps']} repetitions of each shape, interleaved. Odd inputs read through `ds`, even ones through "
+             "their change feed. Medians; read = bytes read from files, shuffle = shuffle bytes written, over every "
+             "stage of the `dbt run`.", ""]
+    lines += [f"- `{shape}`: {SHAPES[shape]}" for shape in shapes] + [""]
+
+    lines += ["## Targets", ""]
+    rows = []
+    for shape in shapes:
+        found = evaluate(results, shape)
+        value, at = found["speedup"]
+        rows.append([SPEEDUP.name, shape, f"{value:.2f} {'met' if SPEEDUP.met(value) else 'MISSED'}"
+                     + ("" if at == TARGET_LARGE else f" (at {rows_label(at)})")])
+        if "scaling" in found:
+            value, large, small = found["scaling"]
+            measured = "" if (large, small) == (TARGET_LARGE, TARGET_SMALL) else f" ({rows_label(large)} ÷ {rows_label(small)})"
+            rows.append([SCALING.name, shape, f"{value:.2f} {'met' if SCALING.met(value) else 'MISSED'}{measured}"])
+        else:
+            rows.append([SCALING.name, shape, "not measured (one size)"])
+    lines += _table(["target", "shape", "value"], rows)
+
+    lines += ["## Refresh and full rebuild", ""]
+    rows = []
+    for size in sizes:
+        fixed = _median(size["fixed_cost"])
+        for shape in shapes:
+            runs = size["shapes"][shape]
+            refresh, rebuild = _of(size, shape, "refresh"), _of(size, shape, "rebuild")
+            net = (rebuild - fixed) / max(refresh - fixed, 1e-9)
+            rows.append([f"{size['rows']:,}", shape, f"{_median(m['rows_written'] for m in runs):,.0f}",
+                         f"{_median(m['refresh']['changed_keys'] for m in runs):,.0f}",
+                         f"{refresh:.2f}", f"{rebuild:.2f}", f"{rebuild / refresh:.2f}", f"{net:.2f}",
+                         _mib(_of(size, shape, "refresh", "input_bytes")), _mib(_of(size, shape, "rebuild", "input_bytes")),
+                         _mib(_of(size, shape, "refresh", "shuffle_write_bytes")), _mib(_of(size, shape, "rebuild", "shuffle_write_bytes")),
+                         "yes" if all(m["equals_rebuild"] for m in runs) else "NO"])
+    lines += _table(["keys/input", "shape", "rows changed", "changed keys", "refresh s", "full rebuild s", "rebuild ÷ refresh",
+                     "less the fixed cost", "refresh read MiB", "rebuild read MiB", "refresh shuffle MiB",
+                     "rebuild shuffle MiB", "equals the rebuild"], rows)
+
+    lines += ["## Fixed cost, history and tables", ""]
+    rows = []
+    for size in sizes:
+        history = [h["seconds"] for h in size["history"]]
+        t1, t2, wide = size["inputs_at_change"]["t1"], size["inputs_at_change"]["t2"], size["tables_at_end"]["wide"]
+        rows.append([f"{size['rows']:,}", f"{_median(size['fixed_cost']):.2f}", f"{size['first_build']['seconds']:.1f}",
+                     " / ".join(f"{s:.1f}" for s in (history[0], _median(history), history[-1])) if history else "-",
+                     f"{t1['files']} / {t1['versions']}", f"{t2['files']} / {t2['versions']}",
+                     _mib((t1["bytes"] + t2["bytes"]) / 2 * k), _mib(wide["bytes"]),
+                     f"{size['setup_seconds'] / 60:.1f}"])
+    lines += _table(["keys/input", "dbt run of a one-row view s", "first build of wide s",
+                     "history refreshes: first / median / last s", "t1 (ds) files / versions", "t2 (feed) files / versions",
+                     "inputs MiB (about)", "wide MiB at the end", "set-up min"], rows)
+
+    lines += ["## Notes", ""] + [f"- {note}" for note in notes(results)]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def notes(results: dict) -> list[str]:
+    """What the results say, in sentences computed from them."""
+    sizes = sorted(results["sizes"], key=lambda s: s["rows"])
+    small, large = sizes[0], sizes[-1]
+    at = f"{rows_label(large['rows'])} keys per input"
+    out = []
+    fixed = _median(large["fixed_cost"])
+    for shape in results["shapes"]:
+        refresh, rebuild = _of(large, shape, "refresh"), _of(large, shape, "rebuild")
+        out.append(f"At {at}, the `{shape}` refresh took {refresh:.1f} s against {rebuild:.1f} s for the full rebuild: "
+                   f"{rebuild / refresh:.1f}x ({(rebuild - fixed) / max(refresh - fixed, 1e-9):.1f}x without the "
+                   f"{fixed:.1f} s any `dbt run` costs here). It read {_mib(_of(large, shape, 'refresh', 'input_bytes'))} MiB "
+                   f"({_of(large, shape, 'refresh', 'input_bytes') / max(_of(large, shape, 'rebuild', 'input_bytes'), 1):.0%} of the "
+                   f"rebuild's) and shuffled {_mib(_of(large, shape, 'refresh', 'shuffle_write_bytes'))} MiB "
+                   f"({_of(large, shape, 'refresh', 'shuffle_write_bytes') / max(_of(large, shape, 'rebuild', 'shuffle_write_bytes'), 1):.0%}).")
+    if small is not large:
+        for shape in results["shapes"]:
+            grew = _of(large, shape, "refresh") / _of(small, shape, "refresh")
+            out.append(f"From {rows_label(small['rows'])} to {rows_label(large['rows'])} keys per input "
+                       f"({large['rows'] / small['rows']:.0f}x the keys, and as many more changed), the `{shape}` refresh grew "
+                       f"{grew:.2f}x, the full rebuild {_of(large, shape, 'rebuild') / _of(small, shape, 'rebuild'):.2f}x.")
+    runs = [m for shape in results["shapes"] for m in large["shapes"][shape]]
+    ties = _median(m["tie_rows"] for m in runs)
+    extra = _median(m["refresh"]["changed_keys"] - m["rows_written"] for m in runs)
+    out.append(f"At {at}, a refresh replaced about {extra:,.0f} keys more than the rows the day changed (the previous day "
+               f"wrote {ties:,.0f} rows to the inputs read through `ds`): the rows whose `ds` ties the recorded mark "
+               "are read and applied again on every run (docs/dbt_package.md: rows that tie the mark).")
+    over = [(s, shape) for s in sizes for shape in results["shapes"]
+            if _median(m["refresh"]["changed_keys"] for m in s["shapes"][shape]) > HASH_FILTER_KEYS]
+    if over:
+        listed = ", ".join(f"`{shape}` at {rows_label(s['rows'])}" for s, shape in over)
+        out.append(f"Above {HASH_FILTER_KEYS:,} changed keys the MERGE no longer prunes its target by key hash "
+                   f"(`_mj_replaced_rows_filter`) and reads and shuffles the whole table: {listed}.")
+    else:
+        out.append(f"Every refresh stayed under the {HASH_FILTER_KEYS:,} changed keys up to which the MERGE prunes "
+                   "its target to the replaced rows by key hash.")
+    history = large["history"]
+    if len(history) > 1:
+        out.append(f"At {at}, the history's daily refreshes took {history[0]['seconds']:.1f} s on day {history[0]['day']} "
+                   f"and {history[-1]['seconds']:.1f} s on day {history[-1]['day']} (median "
+                   f"{_median(h['seconds'] for h in history):.1f} s, {_median(h['changed_keys'] for h in history):,.0f} changed "
+                   "keys), as the target gathered the "
+                   f"{'deletion vectors' if results['table_format'] == 'delta' else 'delete files'} of its MERGEs.")
+    measured = sum(len(m) for s in sizes for m in s["shapes"].values())
+    out.append(f"The refreshed table equalled the full rebuild after each of the {measured} change days "
+               "(row count and two sums of row hashes over every column, presence columns included).")
+    return out
+
+
+# --- the command -------------------------------------------------------------------------------
+
+
+def parse(argv: list[str] | None):
+    p = argparse.ArgumentParser(prog="python -m benchmarks.partial_update", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rows", type=rows_list_arg, default=[2_000_000, 4_000_000, 8_000_000, 16_000_000],
+                   help="comma list of keys per input (default 2m,4m,8m,16m)")
+    p.add_argument("--table-format", choices=["delta", "iceberg"], default="delta",
+                   help="the inputs' and the model's format")
+    p.add_argument("--k", type=int, default=8, help="inputs (default 8)")
+    p.add_argument("--days", type=int, default=30, help="daily batches of history before the change days (default 30, >= 2)")
+    p.add_argument("--changed", type=float, default=0.01, help="rows changed on a change day, as a fraction of the keys per input (default 0.01)")
+    p.add_argument("--shapes", type=list_arg, default=list(SHAPES), help=f"comma list of {', '.join(SHAPES)}")
+    p.add_argument("--reps", type=int, default=3, help="timed change days per shape (default 3)")
+    p.add_argument("--daily-refresh", action=argparse.BooleanOptionalAction, default=True,
+                   help="refresh the model after every day of the history (default), or build it after the last")
+    p.add_argument("--name", help="results go to benchmarks/results/NAME (default partial-update-<format>-spark<version>)")
+    p.add_argument("--out", type=Path, help="results directory (instead of --name)")
+    p.add_argument("--work-dir", type=Path, default=HERE / "work" / "partial-update",
+                   help="the session's metastore, warehouse and dbt projects (emptied first)")
+    p.add_argument("--driver-memory", default="6g")
+    p.add_argument("--shuffle-partitions", type=int, default=200)
+    p.add_argument("--keep", action="store_true", help="keep each size's tables (default: dropped once measured)")
+    args = p.parse_args(argv)
+    unknown = [s for s in args.shapes if s not in SHAPES]
+    if unknown or args.days < 2 or args.reps < 1 or args.k < 2 or not 0 < args.changed <= 0.5:
+        p.error(f"shapes are {', '.join(SHAPES)}; --days >= 2, --reps >= 1, --k >= 2, 0 < --changed <= 0.5")
+    return args
+
+
+def main(argv: list[str] | None = None, spark=None) -> dict:
+    """Run the benchmark and write its results; with `spark`, in that session (its spark_catalog
+    of --table-format), which is left running, and the work directory is not emptied."""
+    import pyspark
+
+    args = parse(argv)
+    name = args.name or f"partial-update-{args.table_format}-spark{pyspark.__version__}"
+    out = (args.out or HERE / "results" / name).resolve()
+    work = args.work_dir.resolve()
+    own_session = spark is None
+    if own_session:
+        from testkit.formats import build_format_session
+
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+        spark = build_format_session(args.table_format, work, "dbt-multijoin-partial-update-bench",
+                                     {"spark.driver.memory": args.driver_memory,
+                                      "spark.sql.shuffle.partitions": str(args.shuffle_partitions)})
+    command = "python -m benchmarks.partial_update " + shlex.join(sys.argv[1:] if argv is None else argv)
+    confs = {key: spark.conf.get(key, None) for key in ("spark.driver.memory", "spark.sql.shuffle.partitions",
+                                                   "spark.sql.adaptive.enabled", "spark.master")}
+    results = {"name": name, "command": command,
+               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+               "reps": args.reps, "warmup": 0, "confs": confs, "machine": _machine(spark),
+               "table_format": args.table_format, "k": args.k, "days": args.days, "changed": args.changed,
+               "shapes": args.shapes, "daily_refresh": args.daily_refresh, "sizes": []}
+    try:
+        for rows in args.rows:
+            results["sizes"].append(measure_size(spark, args, rows, work / f"keys-{rows}"))
+    finally:
+        if own_session:
+            spark.stop()
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+    (out / "results.md").write_text(markdown(results))
+    log(f"wrote {out / 'results.json'} and {out / 'results.md'}")
+    return results
+
+
+if __name__ == "__main__":
+    main()
