@@ -25,6 +25,9 @@ import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo, Li
  *  6. adaptive execution, once the inputs' shuffles have run: AQE coalesces the N shuffle reads
  *     as one group, then [[CoalesceToWholeWaves]] regroups them into whole waves of tasks
  *     (query-stage optimizer rules run after Spark's own).
+ *
+ * Two SQL functions come with it: `multijoin_version()` and `multijoin_scan_size(sql)` (what a
+ * query's scans will read, see [[ScanSize]]), which the dbt materialization logs per input.
  */
 class MultiJoinExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
@@ -43,6 +46,7 @@ class MultiJoinExtensions extends (SparkSessionExtensions => Unit) {
     extensions.injectColumnar(_ => UseKeyGroupedInputsColumnarRule)
     extensions.injectQueryStageOptimizerRule(session => CoalesceToWholeWaves(session))
     extensions.injectFunction(MultiJoinExtensions.versionFunction)
+    extensions.injectFunction(ScanSize.function)
   }
 }
 

@@ -1,7 +1,8 @@
 package org.apache.spark.sql.multijoin
 
+import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{Expression, NullIntolerant}
-import org.apache.spark.sql.execution.ExternalAppendOnlyUnsafeRowArray
+import org.apache.spark.sql.execution.{CommandExecutionMode, ExternalAppendOnlyUnsafeRowArray, QueryExecution}
 import org.apache.spark.util.collection.unsafe.sort.UnsafeExternalSorter
 
 /**
@@ -33,4 +34,14 @@ private[multijoin] object SparkShim {
       args.env.serializerManager, args.context, args.comparator, args.prefixComparator,
       args.initialSize, args.pageSize, args.numElementsForSpillThreshold,
       args.canUseRadixSort)
+
+  /**
+   * The query `sql` parsed in the active session, ready to be analysed and planned but with no
+   * command run (`spark.sql` runs one at once). The active session is a `SparkSession` until
+   * 3.5; 4.0 split it into an interface and the classic session, whose QueryExecution this is.
+   */
+  def unexecutedQuery(sql: String): QueryExecution = {
+    val session = SparkSession.active
+    new QueryExecution(session, session.sessionState.sqlParser.parsePlan(sql), mode = CommandExecutionMode.SKIP)
+  }
 }

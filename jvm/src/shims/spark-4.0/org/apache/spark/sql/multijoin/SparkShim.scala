@@ -1,7 +1,8 @@
 package org.apache.spark.sql.multijoin
 
 import org.apache.spark.sql.catalyst.expressions.Expression
-import org.apache.spark.sql.execution.ExternalAppendOnlyUnsafeRowArray
+import org.apache.spark.sql.classic.SparkSession
+import org.apache.spark.sql.execution.{CommandExecutionMode, ExternalAppendOnlyUnsafeRowArray, QueryExecution}
 import org.apache.spark.util.collection.unsafe.sort.UnsafeExternalSorter
 
 /**
@@ -27,4 +28,13 @@ private[multijoin] object SparkShim {
       args.env.serializerManager, args.context, args.comparator, args.prefixComparator,
       args.initialSize, args.pageSize, args.numElementsForSpillThreshold,
       args.canUseRadixSort)
+
+  /**
+   * The query `sql` parsed in the active session, ready to be analysed and planned but with no
+   * command run (`spark.sql` runs one at once): the active classic session's, since 4.0.
+   */
+  def unexecutedQuery(sql: String): QueryExecution = {
+    val session = SparkSession.active
+    new QueryExecution(session, session.sessionState.sqlParser.parsePlan(sql), mode = CommandExecutionMode.SKIP)
+  }
 }

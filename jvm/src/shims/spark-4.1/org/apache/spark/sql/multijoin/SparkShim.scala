@@ -2,7 +2,8 @@ package org.apache.spark.sql.multijoin
 
 import org.apache.spark.internal.config
 import org.apache.spark.sql.catalyst.expressions.Expression
-import org.apache.spark.sql.execution.ExternalAppendOnlyUnsafeRowArray
+import org.apache.spark.sql.classic.SparkSession
+import org.apache.spark.sql.execution.{CommandExecutionMode, ExternalAppendOnlyUnsafeRowArray, QueryExecution}
 import org.apache.spark.util.collection.unsafe.sort.UnsafeExternalSorter
 
 /**
@@ -32,4 +33,13 @@ private[multijoin] object SparkShim {
       args.initialSize, args.pageSize, args.numElementsForSpillThreshold,
       args.env.conf.get(config.SHUFFLE_SPILL_MAX_SIZE_FORCE_SPILL_THRESHOLD),
       args.canUseRadixSort)
+
+  /**
+   * The query `sql` parsed in the active session, ready to be analysed and planned but with no
+   * command run (`spark.sql` runs one at once): the active classic session's, since 4.0.
+   */
+  def unexecutedQuery(sql: String): QueryExecution = {
+    val session = SparkSession.active
+    new QueryExecution(session, session.sessionState.sqlParser.parsePlan(sql), mode = CommandExecutionMode.SKIP)
+  }
 }
