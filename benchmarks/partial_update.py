@@ -263,10 +263,45 @@ def dbt_run(spark, project, model: str, *extra: str) -> dict:
     if not result.success:
         raise RuntimeError(f"dbt run -s {model} {' '.join(extra)} failed:\n{result.describe()}")
     io = io_since(spark, before)
+    text = _new_log_text(dbt_log, offset)
     marker = f"dbt_multijoin: {model}: "
-    lines = [line[line.index(marker):] for line in _new_log_text(dbt_log, offset).splitlines() if marker in line]
+    lines = [line[line.index(marker):] for line in text.splitlines() if marker in line]
     keys = [int(m.group(1)) for line in lines if (m := re.search(r": (\d+) changed keys", line))]
-    return {"seconds": seconds, **io, "path": path_taken(lines), "changed_keys": keys[-1] if keys else None, "log": lines}
+    return {"seconds": seconds, **io, "path": path_taken(lines), "changed_keys": keys[-1] if keys else None,
+            "log": lines, "statements": statement_seconds(text, model)}
+
+
+_STAMP = re.compile(r"^(\d\d):(\d\d):(\d\d\.\d+) ")
+
+
+def statement_seconds(text: str, model: str, most: int = 8) -> list[list]:
+    """Where a `dbt run`'s time went, from its dbt log: the model's statements, each from the log
+    line that sends it to the next statement's (so a query's fetch and the Jinja after it count
+    to it), the longest `most`, as [seconds, the statement's first words]."""
+    events: list[tuple[float, str | None]] = []  # (seconds of the day, statement or None: the node ended)
+    pending = None
+    for line in text.splitlines():
+        stamp = _STAMP.match(line)
+        if not stamp:
+            if pending is not None and line.strip():
+                pending[1].append(line.strip())
+            continue
+        if pending is not None:
+            events.append((pending[0], " ".join(pending[1])))
+            pending = None
+        at = int(stamp.group(1)) * 3600 + int(stamp.group(2)) * 60 + float(stamp.group(3))
+        if f"On model.pipelines.{model}: " in line:
+            pending = (at, [re.sub(r"^/\*.*?\*/", "", line.split(f"On model.pipelines.{model}: ", 1)[1]).strip()])
+        elif "Finished running node" in line or f"OK created sql" in line:
+            events.append((at, None))
+    if pending is not None:
+        events.append((pending[0], " ".join(pending[1])))
+    spans = []
+    for (at, sql), (after, _) in zip(events, events[1:]):
+        if sql is not None:
+            words = re.sub(r"/\*.*?\*/", "", sql)
+            spans.append([round(after - at, 3), re.sub(r"\s+", " ", words).strip()[:90]])
+    return sorted(spans, key=lambda span: -span[0])[:most]
 
 
 def path_taken(lines: list[str]) -> str:
@@ -448,6 +483,18 @@ def markdown(results: dict) -> str:
                      "history refreshes: first / median / last s", "t1 (ds) files / versions", "t2 (feed) files / versions",
                      "inputs MiB (about)", "wide MiB at the end", "set-up min"], rows)
 
+    large = sizes[-1]
+    lines += [f"## Where a refresh's time goes, {large['rows']:,} keys per input", "",
+              "The longest statements of the median refresh of each shape, each timed in the dbt log from "
+              "the line sending it to the next statement's (a query's fetch and the Jinja after it count to it).", ""]
+    rows = []
+    for shape in shapes:
+        runs = sorted((m["refresh"] for m in large["shapes"][shape]), key=lambda run: run["seconds"])
+        median_run = runs[len(runs) // 2]
+        for seconds, statement in median_run.get("statements", [])[:6]:
+            rows.append([shape, f"{seconds:.2f}", f"{seconds / median_run['seconds']:.0%}", f"`{statement}`"])
+    lines += _table(["shape", "s", "of the refresh", "statement"], rows)
+
     lines += ["## Notes", ""] + [f"- {note}" for note in notes(results)]
     return "\n".join(lines).rstrip() + "\n"
 
@@ -483,8 +530,9 @@ def notes(results: dict) -> list[str]:
             if _median(m["refresh"]["changed_keys"] for m in s["shapes"][shape]) > HASH_FILTER_KEYS]
     if over:
         listed = ", ".join(f"`{shape}` at {rows_label(s['rows'])}" for s, shape in over)
-        out.append(f"Above {HASH_FILTER_KEYS:,} changed keys the MERGE no longer prunes its target by key hash "
-                   f"(`_mj_replaced_rows_filter`) and reads and shuffles the whole table: {listed}.")
+        out.append(f"Above {HASH_FILTER_KEYS:,} changed keys the MERGE no longer prunes its target to the replaced "
+                   f"rows by key hash before its join (`_mj_replaced_rows_filter`): {listed} (compare their bytes read and "
+                   "shuffled with the sizes under it).")
     else:
         out.append(f"Every refresh stayed under the {HASH_FILTER_KEYS:,} changed keys up to which the MERGE prunes "
                    "its target to the replaced rows by key hash.")
