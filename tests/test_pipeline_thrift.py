@@ -20,7 +20,7 @@ import pyspark
 import pytest
 from hypothesis import given, settings
 
-from dbt_helpers import THRIFT_CONFS, make_tiny_project, private_jar
+from testkit.dbt import THRIFT_CONFS, make_tiny_project, private_jar
 from dbt_multijoin import thrift
 from dbt_multijoin.profiles import render_profile
 from testkit.formats import RUNTIMES, runtime_jars, spark_minor, table_format_confs
@@ -126,24 +126,26 @@ CASES = {  # the server's table format (its inputs'), the model's config
 }
 
 
+def _two_inputs(server: FormatServer, rows: int) -> str:
+    """A new schema on the server with inputs a (keys 0..rows-1) and b (the even keys up to
+    2 x rows), each key once, updated_at 1; its name."""
+    schema = f"killed_{next(_SCHEMAS)}"
+    hive_execute(server.port, f"create database {schema}")
+    for name, key in (("a", "id"), ("b", "id * 2")):
+        hive_execute(server.port, (
+            f"create table {schema}.{name} using {server.table_format} as select cast({key} as int) as k, "
+            f"cast(id as int) as {name}_v, cast(1 as bigint) as updated_at from range({rows})"
+        ))
+    return schema
+
+
 @pytest.mark.parametrize("case", CASES)
 def test_server_killed_while_writing_keeps_the_previous_table(servers, tmp_path, case):
     table_format, config = CASES[case]
     server = servers(table_format)
-    port, schema = server.port, f"killed_{next(_SCHEMAS)}"
-    for statement in [
-        f"create database {schema}",
-        f"create table {schema}.a using {table_format} as select cast(id as int) as k, cast(id as int) as a_v, cast(1 as bigint) as updated_at from range(400)",
-        f"create table {schema}.b using {table_format} as select cast(id * 2 as int) as k, cast(id as int) as b_v, cast(1 as bigint) as updated_at from range(400)",
-    ]:
-        hive_execute(port, statement)
-    project = make_tiny_project(tmp_path, render_profile("thrift", "multijoin", schema, port))
+    port, schema = server.port, _two_inputs(server, 400)
+    project = _thrift_project(tmp_path, port, schema, table_format, ["a", "b"])
     models = project.root / "models"
-    for leftover in models.glob("tiny_*.sql"):
-        leftover.unlink()
-    (models / "sources.yml").write_text(
-        f"version: 2\nsources:\n  - name: inputs\n    schema: {schema}\n    tables:\n      - name: a\n      - name: b\n"
-    )
     (models / "wide.sql").write_text(wide_model(config))
     first = project.dbt("run")
     assert first.returncode == 0, first.describe()
@@ -154,15 +156,9 @@ def test_server_killed_while_writing_keeps_the_previous_table(servers, tmp_path,
     # its tasks write.
     hive_execute(port, f"update {schema}.a set a_v = a_v + 1000, updated_at = 2")
     (models / "wide.sql").write_text(wide_model(config, SLOW))
-    process = _dbt_in_background(project)
-    try:
-        _wait_for_the_write(project.root / "logs" / "dbt.log", runs_before=1)
-        server.kill()
-        process.wait(timeout=300)
-    finally:
-        if process.poll() is None:
-            process.kill()
-    server.start()
+    # The materialization logs the operator right before the write, which then sleeps 40 ms on
+    # each of several hundred rows: a few seconds into it.
+    _kill_during_a_run(server, project, "physical join operator", runs_before=1, settle=3)
 
     assert sorted(hive_query(port, f"select * from {schema}.wide")) == before
 
@@ -177,60 +173,121 @@ def test_server_killed_while_writing_keeps_the_previous_table(servers, tmp_path,
     assert len(after) == 600 and all(a_v is None or a_v >= 1000 for _, a_v, _ in after)
 
 
-def _dbt_in_background(project):
-    return subprocess.Popen(
+def _kill_during_a_run(server: FormatServer, project, marker: str, runs_before: int, settle: float) -> str:
+    """Start `dbt run` in the background; once its dbt.log shows `marker` once more than the
+    earlier runs left in it, wait `settle` seconds and kill -9 the server; when dbt has given up,
+    start the server again. The run's log."""
+    log = project.root / "logs" / "dbt.log"
+    process = subprocess.Popen(
         project.command("run"),
         cwd=project.root, env=project.env, stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
+    try:
+        deadline = time.monotonic() + 240
+        while not (log.exists() and log.read_text(errors="replace").count(marker) > runs_before):
+            assert time.monotonic() < deadline and process.poll() is None, f"the run did not reach {marker!r}"
+            time.sleep(0.1)
+        time.sleep(settle)
+        server.kill()
+        process.wait(timeout=300)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    server.start()
+    return log.read_text(errors="replace")
 
 
-def _wait_for_the_write(log: Path, runs_before: int, timeout: float = 240) -> None:
-    """Until the materialization of the background run has proved its plan (it logs the
-    operator right before the write), then a few seconds into the write (it sleeps 40 ms on
-    each of several hundred rows)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if log.exists() and log.read_text(errors="replace").count("physical join operator") > runs_before:
-            time.sleep(3)
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"the run did not reach its write within {timeout}s")
-
-
-# One random example per format: the session target's property searches the same changes deeper;
-# this one checks that they come out the same through a server's separate client sessions.
-@settings(max_examples=max(PIPELINE_EXAMPLES // 4, 1), **PIPELINE_SETTINGS)
-@given(batches=BATCHES)
-@pytest.mark.parametrize("table_format", ["delta", "iceberg"])
-def test_changed_keys_on_thrift_equals_full_rebuild(servers, tmp_path_factory, table_format, batches):
-    """As pipeline_tests/test_changed_keys.py, through the server: Delta or Iceberg inputs changed
-    between dbt runs (b read through its change feed: Delta's change data feed, Iceberg's
-    changelog), the table equal to a full rebuild after every run."""
-    port = servers(table_format).port
-    schema = f"changed_keys_thrift_{next(_SCHEMAS)}"
-    hive_execute(port, f"create database {schema}")
-    inputs = Inputs(lambda sql: hive_execute(port, sql), lambda sql: hive_query(port, sql), schema, table_format)
-    project = make_tiny_project(tmp_path_factory.mktemp("project"), render_profile("thrift", "multijoin", schema, port))
+def _thrift_project(directory: Path, port: int, schema: str, table_format: str, inputs: list[str]):
+    """A dbt project on the server's thrift target, its models in `table_format`, with the
+    schema's tables `inputs` as source('inputs', name)."""
+    project = make_tiny_project(directory, render_profile("thrift", "multijoin", schema, port))
     project_file = project.root / "dbt_project.yml"
     project_file.write_text(project_file.read_text().replace("+file_format: parquet", f"+file_format: {table_format}"))
     models = project.root / "models"
     for leftover in models.glob("tiny_*.sql"):
         leftover.unlink()
-    listed = "".join(f"      - name: {name}\n" for name in INPUTS)
+    listed = "".join(f"      - name: {name}\n" for name in inputs)
     (models / "sources.yml").write_text(f"version: 2\nsources:\n  - name: inputs\n    schema: {schema}\n    tables:\n{listed}")
-    (models / "wide.sql").write_text(model_sql())
+    return project
+
+
+def _marks(port: int, relation: str) -> dict[str, str]:
+    return {key: value for key, value in hive_query(port, f"show tblproperties {relation}") if key.startswith("dbt_multijoin.")}
+
+
+PARTIAL_UPDATE_MODEL = (
+    "{{ config(materialized='multijoin', incremental_strategy='changed_keys', one_row_per_key=true) }}\n"
+    "{{ dbt_multijoin.multi_join([source('inputs', 'a'), source('inputs', 'b')], key='k',\n"
+    "    columns={'a': ['a_v'], 'b': ['b_v']}, changed_since='updated_at') }}\n"
+)
+# Rows per input: enough that the refresh's MERGE, which every row of a takes part in, runs
+# for seconds on 2 cores (the kill comes half a second after it is sent).
+MERGED_ROWS = 20000
+
+
+@pytest.mark.parametrize("table_format", ["delta", "iceberg"])
+def test_server_killed_during_a_partial_update_merge_keeps_the_table_and_its_marks(servers, tmp_path, table_format):
+    """A partial-update refresh (one_row_per_key) whose server is killed -9 while its MERGE runs:
+    the table keeps its rows and its marks, and the next run leaves exactly a full rebuild's rows
+    and no scratch table."""
+    server = servers(table_format)
+    port, schema = server.port, _two_inputs(server, MERGED_ROWS)
+    project = _thrift_project(tmp_path, port, schema, table_format, ["a", "b"])
+    (project.root / "models" / "wide.sql").write_text(PARTIAL_UPDATE_MODEL)
+    first = project.dbt("run")
+    assert first.returncode == 0, first.describe()
+    before, marks = Counter(hive_query(port, f"select * from {schema}.wide")), _marks(port, f"{schema}.wide")
+    assert sum(before.values()) == MERGED_ROWS * 3 // 2 and marks
+
+    hive_execute(port, f"update {schema}.a set a_v = a_v + 1000, updated_at = 2")
+    log = _kill_during_a_run(server, project, "merge into", runs_before=0, settle=0.5)
+    assert "partial update" in log
+
+    assert Counter(hive_query(port, f"select * from {schema}.wide")) == before
+    assert _marks(port, f"{schema}.wide") == marks
+
+    again = project.dbt("run")
+    assert again.returncode == 0, again.describe()
+    assert {row[1] for row in hive_query(port, f"show tables in {schema}")} == {"a", "b", "wide"}
+    expected = Counter(hive_query(port, (
+        "select coalesce(a.k, b.k) as k, a.a_v, a.present as dbt_multijoin_has_a, b.b_v, b.present as dbt_multijoin_has_b "
+        f"from (select *, true as present from {schema}.a) as a full outer join (select *, true as present from {schema}.b) as b on a.k = b.k"
+    )))
+    assert Counter(hive_query(port, f"select k, a_v, dbt_multijoin_has_a, b_v, dbt_multijoin_has_b from {schema}.wide")) == expected
+
+
+# One random example per format and refresh path: the session target's properties search the
+# same changes deeper; these check that they come out the same through a server's separate
+# client sessions.
+@settings(max_examples=max(PIPELINE_EXAMPLES // 4, 1), **PIPELINE_SETTINGS)
+@given(batches=BATCHES)
+@pytest.mark.parametrize("table_format", ["delta", "iceberg"])
+@pytest.mark.parametrize("one_row_per_key", [False, True], ids=["key recompute", "partial update"])
+def test_changed_keys_on_thrift_equals_full_rebuild(servers, tmp_path_factory, table_format, one_row_per_key, batches):
+    """As pipeline_tests/test_changed_keys.py and test_partial_update.py, through the server:
+    Delta or Iceberg inputs changed between dbt runs (b read through its change feed: Delta's
+    change data feed, Iceberg's changelog), the table equal to a full rebuild after every run."""
+    port = servers(table_format).port
+    schema = f"changed_keys_thrift_{next(_SCHEMAS)}"
+    hive_execute(port, f"create database {schema}")
+    inputs = Inputs(lambda sql: hive_execute(port, sql), lambda sql: hive_query(port, sql), schema, table_format,
+                    one_row_per_key=one_row_per_key, coarse_clock=one_row_per_key)
+    project = _thrift_project(tmp_path_factory.mktemp("project"), port, schema, table_format, INPUTS)
+    (project.root / "models" / "wide.sql").write_text(model_sql(one_row_per_key=one_row_per_key))
 
     def assert_equals_full_rebuild(run) -> None:
         assert run.returncode == 0, run.describe()
         built = Counter(hive_query(port, f"select * from {schema}.wide"))
-        expected = Counter(hive_query(port, full_rebuild(schema)))
+        expected = Counter(hive_query(port, full_rebuild(schema, one_row_per_key)))
         assert built == expected, f"missing: {expected - built}, extra: {built - expected}"
 
     assert_equals_full_rebuild(project.dbt("run"))
     for batch in batches:
         for op in batch:
             inputs.apply(op)
-        assert_equals_full_rebuild(project.dbt("run"))
+        run = project.dbt("run")
+        assert_equals_full_rebuild(run)
+        assert ("wide: partial update" in run.output) == one_row_per_key, run.output[-3000:]
     tables = {row[1] for row in hive_query(port, f"show tables in {schema}")}
     assert tables == {*INPUTS, "wide"}, tables
