@@ -180,3 +180,55 @@ def test_the_index_is_regenerated_from_every_run_directory(tmp_path):
     # The command a run recorded, and the notes written beside its results.
     assert "    python -m benchmarks --targets --reps 5 --seed 2 --name targets-h-seed2-spark3.5.9" in index
     assert (results / "left-compact-one-file-per-task-seed2-spark3.5.9" / "notes.md").read_text().strip() in index
+
+
+def _partial_update_results(changed_keys: dict[int, int]) -> dict:
+    """A partial-update benchmark's results at the given sizes (keys per input -> changed keys of
+    every refresh), as benchmarks/partial_update.py writes them."""
+    def run(seconds: float, keys: int | None, path: str) -> dict:
+        return {"seconds": seconds, "input_bytes": 3 << 20, "shuffle_write_bytes": 1 << 20, "path": path, "changed_keys": keys}
+
+    def day(rows: int, keys: int) -> dict:
+        return {"rows_written": rows // 100, "tie_rows": rows // 200, "refresh": run(rows / 1e6, keys, "partial update"),
+                "rebuild": run(rows / 1e5, None, "full build"), "equals_rebuild": True, "rows": 2 * rows}
+
+    facts = {"files": 40, "bytes": 50 << 20, "versions": 30}
+    sizes = [{"rows": rows, "fixed_cost": [1.0], "first_build": run(9.0, None, "full build"),
+              "history": [{"day": 3, "changed_keys": keys, **run(4.0, keys, "partial update")},
+                          {"day": 4, "changed_keys": keys, **run(5.0, keys, "partial update")}],
+              "setup_seconds": 60.0, "inputs_at_change": {"t1": facts, "t2": facts}, "tables_at_end": {"wide": facts},
+              "shapes": {shape: [day(rows, keys)] for shape in ("all_inputs", "one_input")}}
+             for rows, keys in changed_keys.items()]
+    return {"machine": {"spark": "3.5.9"}, "table_format": "delta", "k": 8, "days": 30, "changed": 0.01, "reps": 1,
+            "daily_refresh": True, "shapes": ["all_inputs", "one_input"], "sizes": sizes}
+
+
+def test_the_partial_update_report_evaluates_the_targets_and_writes_its_notes():
+    from benchmarks import partial_update
+
+    markdown = partial_update.markdown(_partial_update_results({2_000_000: 30_000, 16_000_000: 240_000}))
+    # Refresh 16 s against a 160 s rebuild (10x); 16 s against 2 s at 2M (8x the keys).
+    assert "| full rebuild ÷ refresh at 16M >= 10 | one_input | 10.00 met |" in markdown
+    assert "| refresh at 16M ÷ refresh at 2M <= 1.5 | one_input | 8.00 MISSED |" in markdown
+    notes = markdown.split("## Notes")[1]
+    assert "Above 50,000 changed keys" in notes and "`one_input` at 16M" in notes and "`one_input` at 2M" not in notes
+    assert "equalled the full rebuild after each of the 4 change days" in notes
+
+    small = partial_update.markdown(_partial_update_results({50_000: 750}))
+    assert "(at 50k)" in small and "not measured (one size)" in small
+    assert "Every refresh stayed under the 50,000 changed keys" in small
+
+
+def test_the_partial_update_benchmark_fails_unless_the_refresh_took_the_partial_update_path():
+    from benchmarks import partial_update
+
+    partial = ["dbt_multijoin: wide: partial update: reading the changed rows of the inputs that changed, no join",
+               "dbt_multijoin: wide: 12 changed keys"]
+    recompute = ["dbt_multijoin: wide: recomputing the changed keys with the multi-join: no partial update, as ..."]
+    assert partial_update.path_taken(partial) == "partial update"
+    assert partial_update.path_taken(recompute) == "key recompute"
+    assert partial_update.path_taken(["dbt_multijoin: wide: no recorded mark for t1: building the whole table"]) == "full build"
+    partial_update.require_partial_update({"path": "partial update", "log": partial}, "day 3")
+    with pytest.raises(RuntimeError, match="day 3: the refresh did not take the partial-update path") as failed:
+        partial_update.require_partial_update({"path": "key recompute", "log": recompute}, "day 3")
+    assert "recomputing the changed keys" in str(failed.value)
