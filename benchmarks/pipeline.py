@@ -32,7 +32,7 @@ import pyspark
 from benchmarks.run import rows_arg
 from benchmarks.stages import shuffle_bytes
 from benchmarks.workload import SCRAMBLE
-from testkit.dbt_project import PipelineProject
+from testkit.dbt import PipelineProject
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

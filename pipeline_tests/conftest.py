@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from testkit.dbt_project import PipelineProject
+from testkit.dbt import PipelineProject
 
 
 def pytest_addoption(parser):

@@ -23,7 +23,7 @@ def assert_equals_full_rebuild(project, run) -> None:
 @settings(max_examples=PIPELINE_EXAMPLES, **PIPELINE_SETTINGS)
 @given(batches=BATCHES)
 def test_changed_keys_equals_full_rebuild(spark, table_format, tmp_path_factory, batches):
-    from testkit.dbt_project import PipelineProject
+    from testkit.dbt import PipelineProject
 
     project = PipelineProject.create(spark, tmp_path_factory.mktemp("changed-keys"), table_format)
     inputs = Inputs(lambda sql: spark.sql(sql), lambda sql: spark.sql(sql).collect(), project.schema,

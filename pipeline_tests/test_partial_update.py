@@ -34,7 +34,7 @@ def run_log(project) -> str:
 @example(batches=TIES_AT_THE_MARK)
 @example(batches=KEY_LEAVES_ONE_INPUT)
 def test_partial_update_equals_full_rebuild(spark, table_format, tmp_path_factory, batches):
-    from testkit.dbt_project import PipelineProject
+    from testkit.dbt import PipelineProject
 
     project = PipelineProject.create(spark, tmp_path_factory.mktemp("partial-update"), table_format)
     inputs = Inputs(lambda sql: spark.sql(sql), lambda sql: spark.sql(sql).collect(), project.schema,

@@ -1,6 +1,13 @@
-"""Helpers shared by the tests and the benchmarks, not shipped in the wheel: a SparkSession with
-the extension loaded (`testkit.session`) and a walker over physical plans and their SQL metrics
-(`testkit.plans`); and the repository's own facts, each read from its one home."""
+"""Helpers shared by the tests and the benchmarks, not shipped in the wheel (no test module
+imports another: what two tests share lives here), and the repository's own facts, each read
+from its one home:
+- `session`: a SparkSession with the extension loaded; `frames`: inputs built in the JVM;
+- `plans`: a walker over physical plans and their SQL metrics;
+- `chains`: the vanilla join chains (and hinted ones) the tests and benchmarks compare;
+- `differential`, `properties`: the differential property tests' inputs and hypothesis profile;
+- `dbt`: the one dbt harness (projects, runs, a Thrift server for them);
+- `formats`, `input_changes`: Delta and Iceberg sessions, and random changes to their tables;
+- `processes`, `thrift_client`: processes and a Thrift server's clients."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dbt_helpers import cli, make_tiny_project, private_jar
+from testkit.dbt import cli, make_tiny_project, private_jar
 
 from dbt_multijoin import EXTENSION_CLASS, connect, multi_join
 from testkit.differential import chain_sql, multiset, typed_inputs, vanilla_sql

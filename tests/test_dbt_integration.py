@@ -21,7 +21,7 @@ from __future__ import annotations
 import jinja2
 import pytest
 
-from dbt_helpers import REPO, SCHEMA, make_project, private_jar, session_build, thrift_server
+from testkit.dbt import REPO, SCHEMA, make_project, private_jar, session_build, thrift_server
 from dbt_multijoin import EXTENSION_CLASS
 from testkit.thrift_client import hive_query
 

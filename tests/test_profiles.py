@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from dbt_helpers import cli, make_tiny_project, private_jar
+from testkit.dbt import cli, make_tiny_project, private_jar
 
 from dbt_multijoin import EXTENSION_CLASS
 from dbt_multijoin.errors import ProfileError

@@ -16,7 +16,7 @@ import shutil
 import pytest
 from sqlfluff.core import FluffConfig, Linter
 
-from dbt_helpers import INTEGRATION_TESTS, REPO, private_jar, session_build
+from testkit.dbt import INTEGRATION_TESTS, REPO, private_jar, session_build
 
 
 def lint(paths: list[str], **overrides) -> list[str]:

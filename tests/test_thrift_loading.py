@@ -27,7 +27,7 @@ from typing import Iterator
 
 import pytest
 
-from dbt_helpers import private_jar
+from testkit.dbt import private_jar
 
 from dbt_multijoin import EXTENSION_CLASS, __version__, thrift
 from testkit.thrift_client import free_port

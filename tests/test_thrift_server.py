@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from dbt_helpers import cli, make_tiny_project, private_jar
+from testkit.dbt import cli, make_tiny_project, private_jar
 
 from dbt_multijoin import EXTENSION_CLASS, thrift
 from testkit.processes import listening_addresses, running
