@@ -38,8 +38,14 @@ private[multijoin] object ScanSize {
    * The scans of `plan`: a physical plan as the planner made it, before the preparation rules
    * (adaptive execution would hide the leaves in query stages made only when the query runs).
    * Scans in subqueries are not counted: the planner leaves them for the preparation rules.
+   * A scan that cannot be sized (its listing or its source failed) counts as an estimated scan
+   * of no bytes: sizing is for a log line, and the query itself will say what is wrong.
    */
-  def of(plan: SparkPlan): ScanSize = plan.collectLeaves().map(leaf).foldLeft(Empty)(_ + _)
+  def of(plan: SparkPlan): ScanSize = plan.collectLeaves().map(sized).foldLeft(Empty)(_ + _)
+
+  private def sized(plan: SparkPlan): ScanSize =
+    try leaf(plan)
+    catch { case NonFatal(_) => statistics(None) }
 
   private def leaf(plan: SparkPlan): ScanSize = plan match {
     case scan: FileSourceScanExec => fileSourceScan(scan)
