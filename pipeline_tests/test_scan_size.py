@@ -3,11 +3,14 @@
 multijoin_scan_size(sql) sizes what a query's scans will read from its plan: a changed_since
 filter on the day column keeps one file of 30 (Delta's data skipping, Iceberg's file
 statistics), and the change feed (Delta's table_changes, Iceberg's changelog) reads only the
-versions or snapshots asked for.
+versions or snapshots asked for. A changed_keys run logs it for each input before it reads the
+changes (docs/dbt_package.md): an input that did not change reads nothing, the day column's
+refresh reads the new day's file, the change feed the new version's or snapshot's.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -22,17 +25,19 @@ def scan_size(spark, sql: str) -> tuple[int, int, int]:
     return row.files, row.bytes, row.estimated_scans
 
 
-def write_daily(spark, table: str, table_format: str, days: range) -> None:
+def write_daily(spark, table: str, days: range, value: str = "v") -> None:
     """One commit a day, each one file of 100 rows whose `day` is that day."""
     for day in days:
-        spark.sql(f"insert into {table} select id as k, {day} as day, id * 2 as v "
+        spark.sql(f"insert into {table} select id as k, {day} as day, id * 2 as {value} "
                   f"from range({day * 100}, {day * 100 + 100}, 1, 1)")
 
 
-def create_daily(spark, table: str, table_format: str) -> None:
+def create_daily(spark, table: str, table_format: str, days: int = DAYS, value: str = "v") -> None:
+    """`table` with the change feed on (Delta; an Iceberg table always has its changelog), written
+    in `days` commits."""
     properties = " tblproperties ('delta.enableChangeDataFeed' = 'true')" if table_format == "delta" else ""
-    spark.sql(f"create table {table} (k bigint, day int, v bigint) using {table_format}{properties}")
-    write_daily(spark, table, table_format, range(DAYS))
+    spark.sql(f"create table {table} (k bigint, day int, {value} bigint) using {table_format}{properties}")
+    write_daily(spark, table, range(days), value)
 
 
 def file_bytes(spark, table: str, where: str = "true") -> dict[int, int]:
@@ -42,6 +47,13 @@ def file_bytes(spark, table: str, where: str = "true") -> dict[int, int]:
         assert row.day not in files, f"day {row.day} is in more than one file"
         files[row.day] = Path(unquote(urlparse(row.path).path)).stat().st_size
     return files
+
+
+def human(size: int) -> str:
+    """A size as the run's log writes it (_mj_bytes_text)."""
+    units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]
+    power = max(p for p in range(len(units)) if p == 0 or size >= 1024**p)
+    return f"{size} B" if power == 0 else "%.1f %s" % (size / 1024**power, units[power])
 
 
 def snapshots(spark, table: str) -> list[int]:
@@ -97,3 +109,83 @@ def test_the_change_feed_reads_the_versions_since_the_mark(spark, table_format, 
                 assert scan_size(spark, "select * from daily_changes") == (len(days), sum(files[d] for d in days), 0)
             finally:
                 spark.catalog.dropTempView("daily_changes")
+
+
+MODEL = """{{{{ config(materialized='multijoin', incremental_strategy='changed_keys'{declared}) }}}}
+{{{{ dbt_multijoin.multi_join([source('inputs', 'days'), source('inputs', 'feed'), source('inputs', 'quiet')], key='k',
+    columns={{'days': ['v'], 'feed': ['w'], 'quiet': ['q']}},
+    changed_since={{'days': 'day', 'feed': 'change_feed', 'quiet': 'day'}}) }}}}
+"""
+
+
+def scan_lines(log: str) -> dict[str, str]:
+    """{input: what the run's log says its changes read}."""
+    found = dict(re.findall(r"dbt_multijoin: wide: input '(\w+)' \([^)]*\): (.*)", log))
+    assert set(found) == {"days", "feed", "quiet"}, log
+    return found
+
+
+def column_line(sizes: dict[int, int], mark: int, ties: bool) -> str:
+    """What the log says an input tracked by its day column reads, its files `sizes` by day: the
+    files of the days above the mark, and with `ties` of the mark's day too."""
+    read = [day for day in sizes if day > mark or (ties and day == mark)]
+    if not read:
+        return f"reads nothing, 0 of {len(sizes)} files (changed_since day, mark {mark})"
+    return (f"reads {len(read)} of {len(sizes)} files, {human(sum(sizes[day] for day in read))} of "
+            f"{human(sum(sizes.values()))} (changed_since day, mark {mark})")
+
+
+@pytest.mark.parametrize("one_row_per_key", [False, True], ids=["recompute", "partial_update"])
+def test_a_run_logs_what_each_input_reads(project, table_format, one_row_per_key):
+    """Three inputs: `days` (changed_since day) and `feed` (its change feed) written in 30
+    commits, a file each; `quiet` (changed_since day) in 5, and never again.
+    (a) A run with no change reads nothing: a change feed with no new version is not read, and a
+    day column's filter skips every file (the partial-update path reads the rows that tie the
+    mark again, so there the mark's day's file is read).
+    (b) After a new day, `days` reads the new day's file of 31 (and the mark's, on the
+    partial-update path).
+    (c) After a new commit, `feed` reads that commit's file of 31."""
+    spark, table, ties = project.spark, project.table, one_row_per_key
+    create_daily(spark, table("days"), table_format)
+    create_daily(spark, table("feed"), table_format, value="w")
+    create_daily(spark, table("quiet"), table_format, days=5, value="q")
+    project.sources("days", "feed", "quiet")
+    project.model("wide", MODEL.format(declared=", one_row_per_key=true" if one_row_per_key else ""))
+    log_file = project.root / "logs" / "dbt.log"
+
+    def run() -> dict[str, str]:
+        start = log_file.stat().st_size if log_file.exists() else 0
+        result = project.dbt("run", "-s", "wide")
+        assert result.success, result.describe()
+        with open(log_file) as log:
+            log.seek(start)
+            return scan_lines(log.read())
+
+    built = project.dbt("run", "-s", "wide")
+    assert built.success, built.describe()
+    quiet = file_bytes(spark, table("quiet"))
+
+    unchanged = run()
+    assert unchanged["days"] == column_line(file_bytes(spark, table("days")), DAYS - 1, ties)
+    assert unchanged["quiet"] == column_line(quiet, 4, ties)
+    if table_format == "delta":
+        assert unchanged["feed"] == f"reads nothing (no change feed version after {DAYS})"
+    else:
+        assert unchanged["feed"] == f"reads nothing (no snapshot after {snapshots(spark, table('feed'))[-1]})"
+
+    feed_before = file_bytes(spark, table("feed"))
+    snapshot_before = snapshots(spark, table("feed"))[-1] if table_format == "iceberg" else None
+    write_daily(spark, table("days"), range(DAYS, DAYS + 1))
+    write_daily(spark, table("feed"), range(DAYS, DAYS + 1), value="w")
+    days, feed = file_bytes(spark, table("days")), file_bytes(spark, table("feed"))
+    changed = run()
+    assert changed["days"] == column_line(days, DAYS - 1, ties)
+    if table_format == "delta":
+        reads = f"change feed, versions {DAYS + 1} to {DAYS + 1}"
+    else:
+        reads = f"changelog, the snapshots after {snapshot_before} up to {snapshots(spark, table('feed'))[-1]}"
+    assert changed["feed"] == (
+        f"reads 1 of {DAYS + 1} files, {human(feed[DAYS])} of {human(sum(feed_before.values()) + feed[DAYS])} ({reads})")
+    assert changed["quiet"] == column_line(quiet, 4, ties)
+    # The mark moved on to the new day.
+    assert run()["days"] == column_line(days, DAYS, ties)

@@ -18,7 +18,8 @@
     - _mj_<source>_changed_rows: a FROM item of the input's rows changed after the mark
       `recorded` up to `current`, or none (the key-recompute path);
     - _mj_<source>_net_rows: those rows netted to one per key, as they are now (the
-      partial-update path).
+      partial-update path);
+    - _mj_<source>_reads: what the run's log says the source reads since the mark (no query).
     Besides its block, a source is named here in its tracked entry (_mj_tracked_columns,
     _mj_change_feed) and its name (_mj_change_source); and in _changed_keys_render.sql, the only
     file besides this one that tells the sources apart, in its current mark (_mj_current_marks)
@@ -84,8 +85,8 @@
 {% macro _mj_change_source(tracked) -%}
   {#- How an input shows its changes: 'column' (a changed_since column), 'delta_feed' (Delta's
       change data feed) or 'iceberg_changelog'. Each source is one set of macros
-      `_mj_<source>_changed_rows` and `_mj_<source>_net_rows` (below), called through
-      _mj_change_source_call: a new source is one more set. -#}
+      `_mj_<source>_changed_rows`, `_mj_<source>_net_rows` and `_mj_<source>_reads` (below),
+      called through _mj_change_source_call: a new source is one more set. -#}
   {{- return({'delta': 'delta_feed', 'iceberg': 'iceberg_changelog'}.get(tracked.get('change_feed'), 'column')) -}}
 {%- endmacro %}
 
@@ -97,7 +98,9 @@
         update), or none when nothing changed;
       - net_rows: a query of the input's rows changed since the mark, one per key at most, as
         they are now: its columns, `dbt_multijoin_present` (false: the key left the input) and
-        `dbt_multijoin_mark` (a column source's changed_since value); none when nothing changed. -#}
+        `dbt_multijoin_mark` (a column source's changed_since value); none when nothing changed;
+      - reads: what the source reads since the mark, in words, for the run's log
+        (_mj_log_change_scans): the column and its mark, the versions, the snapshots. -#}
   {{- return(dbt_multijoin['_mj_' ~ source ~ '_' ~ operation](input, tracked, recorded, current)) -}}
 {%- endmacro %}
 
@@ -115,6 +118,11 @@
 {% macro _mj_column_net_rows(input, tracked, recorded, current) -%}
   {#- Rows at or above the mark are the rows as they are now (one per key: one_row_per_key). -#}
   {{- return('select *, true as dbt_multijoin_present, ' ~ dbt_multijoin._mj_quote(tracked['column']) ~ ' as dbt_multijoin_mark from ' ~ input['relation'] ~ ' where ' ~ dbt_multijoin._mj_newer_than(tracked, recorded)) -}}
+{%- endmacro %}
+
+
+{% macro _mj_column_reads(input, tracked, recorded, current) -%}
+  {{- return('changed_since ' ~ tracked['column'] ~ (', no mark yet' if recorded == 'empty' else ', mark ' ~ recorded)) -}}
 {%- endmacro %}
 
 
@@ -167,6 +175,14 @@
 {%- endmacro %}
 
 
+{% macro _mj_delta_feed_reads(input, tracked, recorded, current) -%}
+  {%- if (current | int) <= (recorded | int) -%}
+    {{- return('no change feed version after ' ~ recorded) -}}
+  {%- endif -%}
+  {{- return('change feed, versions ' ~ ((recorded | int) + 1) ~ ' to ' ~ current) -}}
+{%- endmacro %}
+
+
 {#- Source 'iceberg_changelog': an Iceberg table's changelog between two snapshots. -#}
 {% macro _mj_iceberg_changelog_changed_rows(input, tracked, recorded, current) -%}
   {%- set view = dbt_multijoin._mj_iceberg_changes(input, recorded, current) -%}
@@ -183,6 +199,16 @@
     {{- return('select *, true as dbt_multijoin_present from ' ~ view) -}}
   {%- endif -%}
   {{- return(dbt_multijoin._mj_last_change_per_key(input, view, "_change_type in ('INSERT', 'UPDATE_AFTER')", '_change_ordinal')) -}}
+{%- endmacro %}
+
+
+{% macro _mj_iceberg_changelog_reads(input, tracked, recorded, current) -%}
+  {%- if recorded == current -%}
+    {{- return('no snapshot after ' ~ recorded) -}}
+  {%- elif recorded == 'none' -%}
+    {{- return('the whole table: it had no snapshot at the last run') -}}
+  {%- endif -%}
+  {{- return('changelog, the snapshots after ' ~ recorded ~ ' up to ' ~ current) -}}
 {%- endmacro %}
 
 

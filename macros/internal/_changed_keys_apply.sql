@@ -3,8 +3,9 @@
 
     Here, in the order the materialization calls them: the names of a run's scratch objects (the
     changes view, the key, rows and NULL-rows tables), writing and dropping them; before the
-    query, the changed rows cached and the changed keys written (_mj_write_changed_keys, with a
-    partial update's one-row-per-key check); the MERGE of the key-recompute path
+    query, what each input's changes will read logged (_mj_log_change_scans), the changed rows
+    cached and the changed keys written (_mj_write_changed_keys, with a partial update's
+    one-row-per-key check); the MERGE of the key-recompute path
     (_mj_merge_changed_keys) or of a partial update (_mj_merge_partial_update), and the filter that
     keeps their target side small (_mj_replaced_rows_filter); after it, the properties the run
     records (_mj_marks_properties).
@@ -88,7 +89,68 @@
 {%- endmacro %}
 
 
-{#- Before the query: the changed rows cached, the changed keys written. -#}
+{#- Before the query: what the changes will read logged, the changed rows cached, the changed
+    keys written. -#}
+{% macro _mj_log_change_scans(state) -%}
+  {#- One line per input: what reading its changes will read, files and bytes, against the
+      whole input; or that it reads nothing. The sizes come from the extension's
+      multijoin_scan_size, which plans each input's part of the changes query (the state's
+      `scans`, _mj_change_scan) without running it, after partition pruning and file skipping
+      (see docs/dbt_package.md); one query for every input. Without the extension (or with a
+      jar that predates the function) the run logs nothing of it. -#}
+  {%- set scans = state.get('scans') or [] -%}
+  {%- if not scans or (run_query("show functions like 'multijoin_scan_size'") | length) == 0 -%}
+    {{- return(none) -}}
+  {%- endif -%}
+  {%- set sizes = [] -%}
+  {%- set fields = [] -%}
+  {%- for i in range(scans | length) if scans[i]['sql'] is not none -%}
+    {%- do sizes.append('multijoin_scan_size(' ~ dbt_multijoin._mj_string_literal(scans[i]['sql']) ~ ') as changed_' ~ i) -%}
+    {%- do sizes.append('multijoin_scan_size(' ~ dbt_multijoin._mj_string_literal('select * from ' ~ scans[i]['relation']) ~ ') as whole_' ~ i) -%}
+    {%- for part in ['changed_', 'whole_'] -%}
+      {%- for field in ['files', 'bytes', 'estimated_scans'] -%}
+        {%- do fields.append(part ~ i ~ '.' ~ field ~ ' as ' ~ part ~ i ~ '_' ~ field) -%}
+      {%- endfor -%}
+    {%- endfor -%}
+  {%- endfor -%}
+  {%- set found = run_query('select ' ~ fields | join(', ') ~ ' from (select ' ~ sizes | join(', ') ~ ') as sizes')[0] if sizes else none -%}
+  {%- for i in range(scans | length) -%}
+    {%- set scan = scans[i] -%}
+    {%- set line = "dbt_multijoin: " ~ model.name ~ ": input '" ~ scan['name'] ~ "' (" ~ scan['relation'] ~ "): " -%}
+    {%- if scan['sql'] is none -%}
+      {%- set line = line ~ "reads nothing (" ~ scan['reads'] ~ ")" -%}
+    {%- else -%}
+      {%- set files, bytes = found['changed_' ~ i ~ '_files'] | int, found['changed_' ~ i ~ '_bytes'] | int -%}
+      {%- set all_files = found['whole_' ~ i ~ '_files'] | int -%}
+      {%- set of_files = all_files ~ (' file' if all_files == 1 else ' files') -%}
+      {%- if files == 0 and bytes == 0 -%}
+        {%- set line = line ~ "reads nothing, 0 of " ~ of_files -%}
+      {%- else -%}
+        {%- set line = line ~ "reads " ~ files ~ " of " ~ of_files ~ ", " ~ dbt_multijoin._mj_bytes_text(bytes) ~ " of " ~ dbt_multijoin._mj_bytes_text(found['whole_' ~ i ~ '_bytes'] | int) -%}
+      {%- endif -%}
+      {%- set line = line ~ " (" ~ scan['reads'] ~ ")" -%}
+      {%- set estimated = (found['changed_' ~ i ~ '_estimated_scans'] | int) + (found['whole_' ~ i ~ '_estimated_scans'] | int) -%}
+      {%- if estimated > 0 -%}
+        {%- set line = line ~ "; " ~ estimated ~ " scan(s) sized by their statistics, their files not counted" -%}
+      {%- endif -%}
+    {%- endif -%}
+    {%- do log(line, info=True) -%}
+  {%- endfor -%}
+{%- endmacro %}
+
+
+{% macro _mj_bytes_text(bytes) -%}
+  {#- A size for the log: 512 B, 1.2 KiB, 3.4 MiB, ... -#}
+  {%- set units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'] -%}
+  {%- set power = [] -%}
+  {%- for p in range(units | length) if p == 0 or bytes >= 1024 ** p -%}
+    {%- do power.append(p) -%}
+  {%- endfor -%}
+  {%- set p = power[-1] -%}
+  {{- return(bytes ~ ' B' if p == 0 else '%.1f %s' | format(bytes / 1024 ** p, units[p])) -}}
+{%- endmacro %}
+
+
 {% macro _mj_write_changed_keys(header, relation) -%}
   {#- Read the changed rows of every input once, into a cached view; write their distinct keys to
       the key table the query drives from; and, from one query, the number of changed keys and
@@ -97,6 +159,7 @@
   {%- set changes = dbt_multijoin._mj_changes_view() -%}
   {%- set key_table = dbt_multijoin._mj_changed_keys_table(relation) -%}
   {%- do dbt_multijoin._mj_drop_changed_keys_scratch(relation, {}) -%}
+  {%- do dbt_multijoin._mj_log_change_scans(header) -%}
   {%- do dbt_multijoin._mj_cache_view(changes, header['changes'], 'dbt_multijoin_changes') -%}
   {%- if header['path'] == 'partial_update' -%}
     {#- Before any table is written: a run this check fails leaves nothing behind. -#}

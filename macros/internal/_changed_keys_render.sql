@@ -36,8 +36,9 @@
       keys, marks (to record after the run: change feeds' current versions read before the
       query; for columns, the recorded marks that the changed rows raise), changes (the
       changed rows' query, none for a full build); except on a full build, mark_columns ({mark
-      property: {column, instant}}: where the changed rows carry each column's values) and
-      changelog_views (the temporary views of Iceberg inputs' changes that query reads); on a
+      property: {column, instant}}: where the changed rows carry each column's values),
+      changelog_views (the temporary views of Iceberg inputs' changes that query reads) and
+      scans (per input, _mj_change_scan: its part of that query, for the log); on a
       partial update also null_rows (the changed inputs' NULL-keyed rows' query, or none) and
       inputs ([{name, relation, presence, columns, changed}])}. The materialization adds
       `bare` (_mj_changed_keys_state) and `changed_key_count`, and raises `marks`
@@ -162,6 +163,16 @@
 {%- endmacro %}
 
 
+{% macro _mj_change_scan(input, tracked, recorded, current, sql) -%}
+  {#- An input's entry of the state's `scans`: {name, relation, sql (its part of the changes
+      query, none when it has no change to read), reads (what it reads since the mark, in
+      words)}. The materialization sizes and logs it before the changes are read
+      (_mj_log_change_scans). -#}
+  {{- return({'name': input['name'], 'relation': input['relation'] | string, 'sql': sql,
+      'reads': dbt_multijoin._mj_change_source_call(dbt_multijoin._mj_change_source(tracked), 'reads', input, tracked, recorded, current)}) -}}
+{%- endmacro %}
+
+
 {% macro _mj_render_changed_keys(spec, changed_since) -%}
   {#- The state comment, then the whole model (a full build), the MERGE source of a partial
       update (_partial_update.sql), or the changed keys' rows recomputed by the multi-join. -#}
@@ -209,6 +220,7 @@
   {%- endif -%}
   {%- do log("dbt_multijoin: " ~ model.name ~ ": recomputing the changed keys with the multi-join: no partial update, as " ~ not_partial, info=True) -%}
   {%- set branches = [] -%}
+  {%- set scans = [] -%}
   {%- for input in spec['inputs'] -%}
     {%- set property = dbt_multijoin._mj_mark_property(input['name']) -%}
     {%- set items = dbt_multijoin._mj_keys_as_model_keys(input, spec) -%}
@@ -217,6 +229,7 @@
       {%- do items.append((dbt_multijoin._mj_quote(tracked[i]['column']) if i == index else 'null') ~ ' as ' ~ dbt_multijoin._mj_mark_column(i)) -%}
     {%- endfor -%}
     {%- set branch = dbt_multijoin._mj_changed_rows(input, tracked[index], recorded[property], marks[property], items | join(', ')) -%}
+    {%- do scans.append(dbt_multijoin._mj_change_scan(input, tracked[index], recorded[property], marks[property], branch)) -%}
     {%- if branch is not none -%}
       {%- do branches.append('    ' ~ branch) -%}
     {%- endif -%}
@@ -259,6 +272,6 @@
   {%- do null_spec.update(spec) -%}
   {%- do null_spec.update({'inputs': null_keyed}) -%}
 
-  {%- set state = {'path': 'recompute', 'keys': spec['keys'], 'marks': marks, 'changes': changes_sql, 'mark_columns': mark_columns, 'changelog_views': dbt_multijoin._mj_changelog_views(spec, tracked)} -%}
+  {%- set state = {'path': 'recompute', 'keys': spec['keys'], 'marks': marks, 'changes': changes_sql, 'mark_columns': mark_columns, 'changelog_views': dbt_multijoin._mj_changelog_views(spec, tracked), 'scans': scans} -%}
   {{- return(dbt_multijoin._mj_changed_keys_state_comment(state) ~ '\n' ~ lines | join('\n') ~ '\nunion all\n' ~ dbt_multijoin._mj_render_chain(null_spec, hint=hint)) -}}
 {%- endmacro %}

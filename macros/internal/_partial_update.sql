@@ -131,6 +131,7 @@
   {#- The state for the materialization (changes: the changes view's query) and the MERGE
       source over that view. -#}
   {%- set branches = [] -%}
+  {%- set scans = [] -%}
   {%- set changed_inputs = [] -%}
   {%- for index in range(spec['inputs'] | length) -%}
     {%- set input = spec['inputs'][index] -%}
@@ -140,6 +141,7 @@
       {%- do mark_items.append(('dbt_multijoin_mark' if i == index else 'null') ~ ' as ' ~ dbt_multijoin._mj_mark_column(i)) -%}
     {%- endfor -%}
     {%- set branch = dbt_multijoin._mj_partial_changes_branch(spec, index, tracked[index], recorded[property], marks[property], mark_items) -%}
+    {%- do scans.append(dbt_multijoin._mj_change_scan(input, tracked[index], recorded[property], marks[property], branch)) -%}
     {%- if branch is not none -%}
       {%- do branches.append('    ' ~ branch) -%}
       {%- do changed_inputs.append(index) -%}
@@ -205,6 +207,6 @@
         'columns': input['payload'] | map(attribute='output_name') | list, 'changed': index in changed_inputs}) -%}
   {%- endfor -%}
   {%- set state = {'path': 'partial_update', 'keys': spec['keys'], 'marks': marks, 'changes': changes_sql, 'null_rows': null_rows | join('\nunion all\n') if null_rows else none,
-      'mark_columns': mark_columns, 'changelog_views': dbt_multijoin._mj_changelog_views(spec, tracked), 'inputs': inputs} -%}
+      'mark_columns': mark_columns, 'changelog_views': dbt_multijoin._mj_changelog_views(spec, tracked), 'scans': scans, 'inputs': inputs} -%}
   {{- return(dbt_multijoin._mj_changed_keys_state_comment(state) ~ '\n' ~ parts | join('\nunion all\n')) -}}
 {%- endmacro %}
