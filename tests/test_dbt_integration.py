@@ -13,7 +13,7 @@ local Spark Thrift Server (thrift) that these tests start with the jar and stop 
 - extension_version() gives the loaded extension's version, and none without it.
 
 The session target runs with ANSI mode off (dbt-spark pins it), the thrift target with it on
-(dbt_helpers.THRIFT_CONFS). Run under .venv (Spark 3.5) and .venv-spark4 (Spark 4.x).
+(testkit.dbt.THRIFT_CONFS). Run under .venv (Spark 3.5) and .venv-spark4 (Spark 4.x).
 """
 
 from __future__ import annotations
