@@ -322,7 +322,7 @@ def require_partial_update(run: dict, what: str) -> None:
 def measure_size(spark, args, rows: int, directory: Path) -> dict:
     """History, then the timed change days and fixed-cost runs of one size; the tables are
     dropped at the end unless --keep."""
-    from testkit.dbt import PipelineProject
+    from testkit.dbt_project import PipelineProject
 
     project = PipelineProject.create(spark, directory, args.table_format)
     inputs = Inputs(spark, project.schema, args.table_format, rows, args.k, args.changed)
@@ -338,15 +338,18 @@ def measure_size(spark, args, rows: int, directory: Path) -> dict:
     first_build_day = 2 if args.daily_refresh else args.days
     written = {}
     for day in range(2, args.days + 1):
+        wrote = time.perf_counter()
         written = inputs.apply_day(day, STANDARD_DAY)
+        write_seconds = time.perf_counter() - wrote
         if day == first_build_day:
             size["first_build"] = _brief(dbt_run(spark, project, "wide"))
             log(f"{rows_label(rows)} day {day}: first build of wide {size['first_build']['seconds']:.1f} s")
         elif day > first_build_day:
             refresh = dbt_run(spark, project, "wide")
             require_partial_update(refresh, f"{rows_label(rows)} history day {day}")
-            size["history"].append({"day": day, "rows_written": sum(written.values()), **_brief(refresh)})
-            log(f"{rows_label(rows)} day {day}: refresh {refresh['seconds']:.1f} s, {refresh['changed_keys']:,} changed keys")
+            size["history"].append({"day": day, "rows_written": sum(written.values()), "write_seconds": write_seconds, **_brief(refresh)})
+            log(f"{rows_label(rows)} day {day}: the inputs' MERGEs {write_seconds:.1f} s, refresh {refresh['seconds']:.1f} s, "
+                f"{refresh['changed_keys']:,} changed keys")
     size["setup_seconds"] = time.perf_counter() - started
     size["inputs_at_change"] = {f"t{i}": table_facts(spark, args.table_format, inputs.table(i)) for i in (1, 2)}
     size["input_rows"] = {f"t{i}": spark.table(inputs.table(i)).count() for i in range(1, args.k + 1)}
@@ -391,8 +394,11 @@ def measure_size(spark, args, rows: int, directory: Path) -> dict:
 
 
 def _brief(run: dict) -> dict:
+    """A run for results.json: its log lines that say which path it took, what each input's
+    changes read (where the macros log it) and how many keys changed."""
+    said = ("changed keys", "partial update", "whole", ": input '")
     return {key: value for key, value in run.items() if key != "log"} | {
-        "log": [line for line in run["log"] if "changed keys" in line or "partial update" in line or "whole" in line]}
+        "log": [line for line in run["log"] if any(words in line for words in said)]}
 
 
 # --- the report --------------------------------------------------------------------------------
