@@ -92,12 +92,13 @@
 {#- Before the query: what the changes will read logged, the changed rows cached, the changed
     keys written. -#}
 {% macro _mj_log_change_scans(state) -%}
-  {#- One line per input: what reading its changes will read, files and bytes, against the
-      whole input; or that it reads nothing. The sizes come from the extension's
-      multijoin_scan_size, which plans each input's part of the changes query (the state's
-      `scans`, _mj_change_scan) without running it, after partition pruning and file skipping
-      (see docs/dbt_package.md); one query for every input. Without the extension (or with a
-      jar that predates the function) the run logs nothing of it. -#}
+  {#- One line per input: the files and bytes reading its changes will read, or that it reads
+      nothing. The sizes come from the extension's multijoin_scan_size, which plans each input's
+      part of the changes query (the state's `scans`, _mj_change_scan) without running it, after
+      partition pruning and file skipping (see docs/dbt_package.md): one query for every input.
+      Not the whole input's size for scale: planning a whole Delta table's scan collects every
+      file of it to the driver, the cost of what did not change. Without the extension (or with
+      a jar that predates the function) the run logs nothing of it. -#}
   {%- set scans = state.get('scans') or [] -%}
   {%- if not scans or (run_query("show functions like 'multijoin_scan_size'") | length) == 0 -%}
     {{- return(none) -}}
@@ -105,34 +106,26 @@
   {%- set sizes = [] -%}
   {%- set fields = [] -%}
   {%- for i in range(scans | length) if scans[i]['sql'] is not none -%}
-    {%- do sizes.append('multijoin_scan_size(' ~ dbt_multijoin._mj_string_literal(scans[i]['sql']) ~ ') as changed_' ~ i) -%}
-    {%- do sizes.append('multijoin_scan_size(' ~ dbt_multijoin._mj_string_literal('select * from ' ~ scans[i]['relation']) ~ ') as whole_' ~ i) -%}
-    {%- for part in ['changed_', 'whole_'] -%}
-      {%- for field in ['files', 'bytes', 'estimated_scans'] -%}
-        {%- do fields.append(part ~ i ~ '.' ~ field ~ ' as ' ~ part ~ i ~ '_' ~ field) -%}
-      {%- endfor -%}
+    {%- do sizes.append('multijoin_scan_size(' ~ dbt_multijoin._mj_string_literal(scans[i]['sql']) ~ ') as size_' ~ i) -%}
+    {%- for field in ['files', 'bytes', 'estimated_scans'] -%}
+      {%- do fields.append('size_' ~ i ~ '.' ~ field ~ ' as ' ~ field ~ '_' ~ i) -%}
     {%- endfor -%}
   {%- endfor -%}
   {%- set found = run_query('select ' ~ fields | join(', ') ~ ' from (select ' ~ sizes | join(', ') ~ ') as sizes')[0] if sizes else none -%}
   {%- for i in range(scans | length) -%}
     {%- set scan = scans[i] -%}
+    {%- set files = 0 if scan['sql'] is none else found['files_' ~ i] | int -%}
+    {%- set bytes = 0 if scan['sql'] is none else found['bytes_' ~ i] | int -%}
+    {%- set estimated = 0 if scan['sql'] is none else found['estimated_scans_' ~ i] | int -%}
     {%- set line = "dbt_multijoin: " ~ model.name ~ ": input '" ~ scan['name'] ~ "' (" ~ scan['relation'] ~ "): " -%}
-    {%- if scan['sql'] is none -%}
-      {%- set line = line ~ "reads nothing (" ~ scan['reads'] ~ ")" -%}
+    {%- if files == 0 and bytes == 0 and estimated == 0 -%}
+      {%- set line = line ~ "reads nothing" -%}
     {%- else -%}
-      {%- set files, bytes = found['changed_' ~ i ~ '_files'] | int, found['changed_' ~ i ~ '_bytes'] | int -%}
-      {%- set all_files = found['whole_' ~ i ~ '_files'] | int -%}
-      {%- set of_files = all_files ~ (' file' if all_files == 1 else ' files') -%}
-      {%- if files == 0 and bytes == 0 -%}
-        {%- set line = line ~ "reads nothing, 0 of " ~ of_files -%}
-      {%- else -%}
-        {%- set line = line ~ "reads " ~ files ~ " of " ~ of_files ~ ", " ~ dbt_multijoin._mj_bytes_text(bytes) ~ " of " ~ dbt_multijoin._mj_bytes_text(found['whole_' ~ i ~ '_bytes'] | int) -%}
-      {%- endif -%}
-      {%- set line = line ~ " (" ~ scan['reads'] ~ ")" -%}
-      {%- set estimated = (found['changed_' ~ i ~ '_estimated_scans'] | int) + (found['whole_' ~ i ~ '_estimated_scans'] | int) -%}
-      {%- if estimated > 0 -%}
-        {%- set line = line ~ "; " ~ estimated ~ " scan(s) sized by their statistics, their files not counted" -%}
-      {%- endif -%}
+      {%- set line = line ~ "reads " ~ files ~ (" file, " if files == 1 else " files, ") ~ dbt_multijoin._mj_bytes_text(bytes) -%}
+    {%- endif -%}
+    {%- set line = line ~ " (" ~ scan['reads'] ~ ")" -%}
+    {%- if estimated > 0 -%}
+      {%- set line = line ~ "; " ~ estimated ~ " of its scans sized by the statistics they report, their files not counted" -%}
     {%- endif -%}
     {%- do log(line, info=True) -%}
   {%- endfor -%}
