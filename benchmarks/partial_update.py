@@ -322,7 +322,7 @@ def require_partial_update(run: dict, what: str) -> None:
 def measure_size(spark, args, rows: int, directory: Path) -> dict:
     """History, then the timed change days and fixed-cost runs of one size; the tables are
     dropped at the end unless --keep."""
-    from testkit.dbt_project import PipelineProject
+    from testkit.dbt import PipelineProject
 
     project = PipelineProject.create(spark, directory, args.table_format)
     inputs = Inputs(spark, project.schema, args.table_format, rows, args.k, args.changed)
