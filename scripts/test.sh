@@ -37,6 +37,10 @@ PIPELINE_EXAMPLES=4
 ONCE_ONLY=(tests/test_dist.py
   tests/test_cli.py::test_jar_is_rebuilt_only_when_a_source_changes
   tests/test_cli.py::test_jar_compile_error_exits_non_zero_with_the_compiler_message)
+# Pipeline tests on the first pipeline line only: the partial-update benchmark at its smallest
+# (minutes of dbt runs per format; what it checks of the macros, the properties check on both
+# lines).
+FIRST_PIPELINE_LINE_ONLY=(pipeline_tests/test_partial_update_benchmark.py)
 # Tests that need a JVM of their own (the Iceberg runtime on the class path, which the suite's
 # shared session does not have): one pytest process each, on the lines that have an Iceberg
 # runtime (3.5 and 4.1), outside the whole-suite runs.
@@ -143,12 +147,14 @@ done
 # unit tests. Measured on 2 cores, the lanes then take about as long as each other.
 deselect_once=() ignore_own=()
 for path in "${ONCE_ONLY[@]}"; do deselect_once+=("--deselect=$path"); done
+first_line_only=()
+for path in "${FIRST_PIPELINE_LINE_ONLY[@]}"; do first_line_only+=("--deselect=$path"); done
 for path in "${OWN_JVM[@]}"; do ignore_own+=("--ignore=$path"); done
 lane1=("${whole[0]}|whole suite|tests ${ignore_own[*]} ${deselect_once[*]}")
 lane2=("${whole[1]}|whole suite|tests ${ignore_own[*]}")
 for format in delta iceberg; do
   lane1+=("${PIPELINE_VERSIONS[0]}|pipelines on $format|pipeline_tests --table-format $format")
-  lane2+=("${PIPELINE_VERSIONS[1]}|pipelines on $format|pipeline_tests --table-format $format")
+  lane2+=("${PIPELINE_VERSIONS[1]}|pipelines on $format|pipeline_tests --table-format $format ${first_line_only[*]}")
 done
 lane1+=("${PIPELINE_VERSIONS[0]}|own JVM|${OWN_JVM[*]}")
 lane2+=("${PIPELINE_VERSIONS[1]}|own JVM|${OWN_JVM[*]}")
