@@ -98,7 +98,9 @@
       partition pruning and file skipping (see docs/dbt_package.md): one query for every input.
       Not the whole input's size for scale: planning a whole Delta table's scan collects every
       file of it to the driver, the cost of what did not change. Without the extension (or with
-      a jar that predates the function) the run logs nothing of it. -#}
+      a jar that predates the function) the run logs nothing of it. Returns the bytes of every
+      input's changes, or none where that is not known (no extension, a scan sized only by the
+      statistics it reports). -#}
   {%- set scans = state.get('scans') or [] -%}
   {%- if not scans or (run_query("show functions like 'multijoin_scan_size'") | length) == 0 -%}
     {{- return(none) -}}
@@ -112,6 +114,7 @@
     {%- endfor -%}
   {%- endfor -%}
   {%- set found = run_query('select ' ~ fields | join(', ') ~ ' from (select ' ~ sizes | join(', ') ~ ') as sizes')[0] if sizes else none -%}
+  {%- set total = {'bytes': 0, 'known': true} -%}
   {%- for i in range(scans | length) -%}
     {%- set scan = scans[i] -%}
     {%- set files = 0 if scan['sql'] is none else found['files_' ~ i] | int -%}
@@ -126,9 +129,28 @@
     {%- set line = line ~ " (" ~ scan['reads'] ~ ")" -%}
     {%- if estimated > 0 -%}
       {%- set line = line ~ "; " ~ estimated ~ " of its scans sized by the statistics they report, their files not counted" -%}
+      {%- do total.update({'known': false}) -%}
     {%- endif -%}
+    {%- do total.update({'bytes': total['bytes'] + bytes}) -%}
     {%- do log(line, info=True) -%}
   {%- endfor -%}
+  {{- return(total['bytes'] if total['known'] else none) -}}
+{%- endmacro %}
+
+
+{% macro _mj_changes_in_few_partitions(sql, change_bytes) -%}
+  {#- `sql` (the changes query) in a partition per 32 MiB of the change files it reads. Each change
+      feed's rows are netted per key by a window, whose shuffle leaves spark.sql.shuffle.partitions
+      partitions, and a cached plan keeps its partitions (AQE does not coalesce a cache's last
+      stage): four feeds gave 800 partitions for a few thousand rows, and each of the five reads of
+      the cache then ran 800 tasks (benchmarks/partial_update.py: 86 s of a refresh at 50,000 keys
+      per input, against 17 s with one input changed). A coalesce merges partitions without a
+      shuffle. Unchanged where the size is not known. -#}
+  {%- if change_bytes is none -%}
+    {{- return(sql) -}}
+  {%- endif -%}
+  {%- set partitions = [1, ((change_bytes / (32 * 1024 * 1024)) | round(0, 'ceil') | int)] | max -%}
+  {{- return('select /*+ COALESCE(' ~ partitions ~ ') */ * from (\n' ~ sql ~ '\n) as changes') -}}
 {%- endmacro %}
 
 
@@ -152,8 +174,8 @@
   {%- set changes = dbt_multijoin._mj_changes_view() -%}
   {%- set key_table = dbt_multijoin._mj_changed_keys_table(relation) -%}
   {%- do dbt_multijoin._mj_drop_changed_keys_scratch(relation, {}) -%}
-  {%- do dbt_multijoin._mj_log_change_scans(header) -%}
-  {%- do dbt_multijoin._mj_cache_view(changes, header['changes'], 'dbt_multijoin_changes') -%}
+  {%- set change_bytes = dbt_multijoin._mj_log_change_scans(header) -%}
+  {%- do dbt_multijoin._mj_cache_view(changes, dbt_multijoin._mj_changes_in_few_partitions(header['changes'], change_bytes), 'dbt_multijoin_changes') -%}
   {%- if header['path'] == 'partial_update' -%}
     {#- Before any table is written: a run this check fails leaves nothing behind. -#}
     {%- do dbt_multijoin._mj_check_one_row_per_key(header, changes) -%}
