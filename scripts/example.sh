@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets everything up (scripts/setup.sh, its output in build/example/setup.log), then builds the
+# Sets everything up (scripts/setup.sh: a line per step, the details in build/setup.log), then builds the
 # example dbt project (example/) on the embedded `session` target with the extension loaded:
 # eight generated inputs of 1,000,000 keys each, and one wide table over them built twice,
 # strategy multiway (the MultiJoin operator) and strategy chain (Spark's binary joins). Ends with
@@ -8,17 +8,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p build/example
-log=build/example/setup.log
 run_log=build/example/run.log
 
-echo "==> set-up: virtualenvs, package, extension jar (log: $log)"
 started=$SECONDS
-if ! bash scripts/setup.sh >"$log" 2>&1; then
-  echo "set-up failed; the end of $log:" >&2
-  tail -n 40 "$log" >&2
-  exit 1
-fi
-echo "    $((SECONDS - started)) s, $(grep '^extension jar' "$log" || echo 'done')"
+bash scripts/setup.sh
 
 # dbt's and the driver's progress go to the terminal; Spark's JVM log (stderr) to run.log.
 export DBT_MULTIJOIN_JAR="$(.venv/bin/dbt-multijoin jar)"
