@@ -1,7 +1,9 @@
 """A build that fails while Spark writes leaves the previous table exactly as it was, for every
 way the materialization writes: a full build of a parquet table (staging + swap) or of a
 Delta/Iceberg table (CREATE OR REPLACE), and the incremental strategies. The failure is real: an
-input row that makes `assert_true` fail inside the running query."""
+input row that makes `assert_true` fail inside the running query. The cases are models over the
+same inputs in one project, built, failed and rebuilt by the same three dbt runs (a dbt project
+per case cost the pipeline runs two minutes each on 2 cores)."""
 
 from __future__ import annotations
 
@@ -40,31 +42,55 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("case", CASES)
-def test_failed_build_keeps_the_previous_table(project, table_format, case):
-    config = CASES[case]
+def _model(case: str) -> str:
+    return "wide_" + case.replace(" ", "_")
+
+
+@pytest.fixture(scope="module")
+def runs(spark, table_format, tmp_path_factory) -> dict:
+    """Every case is a model over the same two inputs, in one project: one `dbt run` builds them
+    all, one fails them all (a poisoned input row), one after the fix rebuilds them all. Per
+    model: its rows after each run, its properties after the first; and the runs themselves and
+    the tables left at the end."""
+    from testkit.dbt import PipelineProject
+
+    project = PipelineProject.create(spark, tmp_path_factory.mktemp("rebuild-safety"), table_format)
     make_inputs(project, table_format)
-    project.model("wide", model_sql(config))
-    first = project.dbt("run", "-s", "wide")
-    assert first.success, first.describe()
-    before = project.rows("wide")
-    assert len(before) == 60
-    properties = project.properties("wide")
-    assert properties["dbt_multijoin.operator"] == "MultiJoin"
+    for case, config in CASES.items():
+        project.model(_model(case), model_sql(config))
+    first = project.dbt("run")
+    before = {case: project.rows(_model(case)) for case in CASES}
+    properties = {case: project.properties(_model(case)) for case in CASES if project.exists(_model(case))}
 
     # New input rows, one of them poisoned: the next run fails while it writes.
     project.spark.sql(f"insert into {project.table('a')} values (1001, 5000, 2), (1002, 7, 2)")
     project.spark.sql(f"insert into {project.table('b')} values (1001, 9, 2)")
-    failed = project.dbt("run", "-s", "wide")
-    assert not failed.success
-    assert "is not true" in failed.messages["wide"], failed.describe()
-    assert project.exists("wide")
-    assert project.rows("wide") == before
+    failed = project.dbt("run")
+    after_failure = {case: project.rows(_model(case)) if project.exists(_model(case)) else None for case in CASES}
 
     # Fixed input: the next run succeeds and leaves no staging, backup or key table behind.
     project.spark.sql(f"delete from {project.table('a')} where k = 1001")
-    fixed = project.dbt("run", "-s", "wide")
-    assert fixed.success, fixed.describe()
-    assert project.tables() == {"a", "b", "wide"}
-    after = project.rows("wide")
+    fixed = project.dbt("run")
+    return dict(first=first, before=before, properties=properties, failed=failed,
+                after_failure=after_failure, fixed=fixed, tables=project.tables(),
+                after={case: project.rows(_model(case)) for case in CASES})
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_failed_build_keeps_the_previous_table(runs, case):
+    model = _model(case)
+    assert runs["first"].status(model) == "success", runs["first"].describe()
+    before = runs["before"][case]
+    assert len(before) == 60
+    assert runs["properties"][case]["dbt_multijoin.operator"] == "MultiJoin"
+
+    failed = runs["failed"]
+    assert failed.status(model) == "error", failed.describe()
+    assert "is not true" in failed.message(model), failed.describe()
+    assert runs["after_failure"][case] == before  # None: the table is gone
+
+    fixed = runs["fixed"]
+    assert fixed.status(model) == "success", fixed.describe()
+    assert runs["tables"] == {"a", "b", *map(_model, CASES)}
+    after = runs["after"][case]
     assert (1002, 7, None, True) in after and (1001, None, 9, True) in after
