@@ -24,7 +24,7 @@ from testkit.dbt import THRIFT_CONFS, make_tiny_project, private_jar
 from dbt_multijoin import thrift
 from dbt_multijoin.profiles import render_profile
 from testkit.formats import RUNTIMES, runtime_jars, spark_minor, table_format_confs
-from testkit.properties import PIPELINE_EXAMPLES, PIPELINE_SETTINGS
+from testkit.properties import PIPELINE_SETTINGS
 from testkit.input_changes import BATCHES, INPUTS, Inputs, full_rebuild, model_sql
 from testkit.thrift_client import free_port, hive_execute, hive_query
 
@@ -257,13 +257,14 @@ def test_server_killed_during_a_partial_update_merge_keeps_the_table_and_its_mar
     assert Counter(hive_query(port, f"select k, a_v, dbt_multijoin_has_a, b_v, dbt_multijoin_has_b from {schema}.wide")) == expected
 
 
-# One random example per format and refresh path: the session target's properties search the
-# same changes deeper; these check that they come out the same through a server's separate
-# client sessions.
-@settings(max_examples=max(PIPELINE_EXAMPLES // 4, 1), **PIPELINE_SETTINGS)
+# One random example per format, each format on one refresh path: the session target's
+# properties search the same changes deeper, on both paths and formats; these check that they
+# come out the same through a server's separate client sessions. Each path also runs on each
+# format here in the kill tests above, whose next run must equal a full rebuild.
+@settings(max_examples=1, **PIPELINE_SETTINGS)
 @given(batches=BATCHES)
-@pytest.mark.parametrize("table_format", ["delta", "iceberg"])
-@pytest.mark.parametrize("one_row_per_key", [False, True], ids=["key recompute", "partial update"])
+@pytest.mark.parametrize(("table_format", "one_row_per_key"), [("delta", True), ("iceberg", False)],
+                         ids=["delta-partial update", "iceberg-key recompute"])
 def test_changed_keys_on_thrift_equals_full_rebuild(servers, tmp_path_factory, table_format, one_row_per_key, batches):
     """As pipeline_tests/test_changed_keys.py and test_partial_update.py, through the server:
     Delta or Iceberg inputs changed between dbt runs (b read through its change feed: Delta's
