@@ -214,17 +214,17 @@ def test_bad_config_fails_before_any_ddl(thrift):
 
 def test_build_thrift_again_on_the_same_server(thrift):
     """The server was started with --jars alone and has seen every earlier test's client
-    sessions open and close: building every multiway model again, with its tests, still runs
-    each through the operator, with the materialization's checks passing. (The models around
-    them, already built, add nothing to what this checks.)"""
+    sessions open and close: the widest multiway model, built again with its tests, still runs
+    through the operator, with the materialization's checks passing. (One model: every model of
+    the build opens its own session there already; what is checked here is a server that has
+    served them all.)"""
     project, build, server = thrift
     assert build.returncode == 0, build.describe()
     again = project.dbt("build", "--target", "thrift", "--selector", "multiway_again")
     assert again.returncode == 0 and again.tests(), again.describe()
     assert all(r["status"] in ("success", "pass") for r in again.results), again.describe()
-    assert sorted(again.model_order()) == [m for m in project.multiway_models() if m in build.model_order()]
-    for model in again.model_order():
-        assert f"dbt_multijoin: {model}: strategy multiway, physical join operator: MultiJoin" in again.output
+    assert again.model_order() == ["mj_wide_multiway"], again.describe()
+    assert "dbt_multijoin: mj_wide_multiway: strategy multiway, physical join operator: MultiJoin" in again.output
 
 
 def assert_missing_extension(run, method, hints):
