@@ -242,6 +242,20 @@ def test_buckets_written_in_key_order_are_still_sorted_by_the_operator(ispark):
 KEY_TYPES = ["INT", "BIGINT", "STRING", "DATE", "DECIMAL(10,2)"]
 
 
+@pytest.mark.parametrize("join_type", ["left", "inner"])
+@pytest.mark.parametrize("spec", ["bucket(8, k)", None], ids=["bucketed", "unbucketed"])
+def test_bloom_filter_of_an_iceberg_driver(ispark, join_type, spec):
+    """LEFT and INNER: the bloom filter of a driver far smaller than the other inputs, all Iceberg
+    tables. The filter's subquery reads the driver through a DSv2 scan, which must be pushed down
+    before it is planned (it failed planning with "No plan for RelationV2")."""
+    driver = bucketed_table(ispark, keyed_rows(20, 1, 1), "k BIGINT, v1 BIGINT", spec)
+    others = [bucketed_table(ispark, keyed_rows(6000, 1, i), f"k BIGINT, v{i} BIGINT", spec) for i in (2, 3)]
+    tables = [driver, *others]
+    hinted = assert_same_rows(ispark, chain(tables, join_type, ["k"], True), chain(tables, join_type, ["k"], False))
+    optimized = hinted._jdf.queryExecution().optimizedPlan().toString()
+    assert "might_contain" in optimized, optimized
+
+
 @st.composite
 def layouts(draw):
     n = draw(st.integers(2, 5))
@@ -268,10 +282,6 @@ def layouts(draw):
 def test_bucketed_inputs_return_vanillas_rows(ispark, layout):
     n, arity, types, inputs, join_type, spec, aqe = layout
     ispark.conf.set("spark.sql.adaptive.enabled", str(aqe).lower())
-    # The LEFT/INNER bloom filter over an Iceberg driver small enough to filter the others fails
-    # planning ("No plan for RelationV2": its subquery is built after Spark pushed the scans
-    # down), with or without buckets; a separate defect, kept out of this property.
-    ispark.conf.set("spark.multijoin.bloomFilter.enabled", "false")
     keys = [f"k{c + 1}" for c in range(arity)]
     tables = []
     for i in range(n):
@@ -279,8 +289,11 @@ def test_bucketed_inputs_return_vanillas_rows(ispark, layout):
         tables.append(bucketed_table(ispark, inputs[i], columns, spec))
     try:
         hinted = assert_same_rows(ispark, chain(tables, join_type, keys, True), chain(tables, join_type, keys, False))
-        # An empty table reports no key grouping: its multi-join shuffles every input.
-        if all(t == types[0] for t in types) and all(inputs):
+        # An empty scan reports no key grouping: its multi-join shuffles every input. A LEFT or
+        # INNER join's inputs are read through the `key IS NOT NULL` filter Spark infers, and
+        # Iceberg prunes every file of an input whose keys are all NULL.
+        has_full_keys = all(any(None not in row[:arity] for row in rows) for rows in inputs)
+        if all(t == types[0] for t in types) and has_full_keys:
             assert exchanges_below_operator(hinted) == 0, hinted._jdf.queryExecution().executedPlan().toString()
     finally:
         for table in tables:

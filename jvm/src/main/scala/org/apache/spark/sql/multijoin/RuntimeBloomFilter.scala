@@ -6,6 +6,7 @@ import org.apache.spark.sql.catalyst.optimizer.ColumnPruning
 import org.apache.spark.sql.catalyst.plans.{Inner, LeftOuter}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Filter, LogicalPlan}
 import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.execution.datasources.v2.V2ScanRelationPushDown
 import org.apache.spark.sql.internal.SQLConf
 
 /**
@@ -51,8 +52,12 @@ object RuntimeBloomFilter extends Rule[LogicalPlan] with Logging {
         lazy val bloomFilter = {
           val aggregate = DriverKeysBloomFilterAggregate(
             new XxHash64(keys.head), MultiJoinConf.bloomFilterFpp, maxBits).toAggregateExpression()
-          ScalarSubquery(
-            ColumnPruning(Aggregate(Nil, Seq(Alias(aggregate, "multijoin_bloom_filter")()), driver)))
+          // Pre-CBO rules run before Spark pushes scans down, and Spark optimizes a subquery
+          // only in batches before them: a DSv2 driver (Iceberg) would reach the planner as a
+          // bare DataSourceV2Relation, which no strategy plans ("No plan for RelationV2"). So the
+          // subquery's scans are pushed down here; file sources are left as they are.
+          ScalarSubquery(V2ScanRelationPushDown(
+            ColumnPruning(Aggregate(Nil, Seq(Alias(aggregate, "multijoin_bloom_filter")()), driver))))
         }
         inputs.zip(keys).zipWithIndex.map {
           case ((input, _), 0) => input
