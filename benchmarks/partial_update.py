@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import re
 import shlex
 import shutil
@@ -50,7 +49,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.report import _table, rows_label
+from benchmarks.report import _table, rows_label, write_results
 from benchmarks.run import _machine, list_arg, log, rows_list_arg
 from benchmarks.stages import io_since, last_stage_id
 from benchmarks.workload import SCRAMBLE
@@ -618,10 +617,7 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
     finally:
         if own_session:
             spark.stop()
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
-    (out / "results.md").write_text(markdown(results))
-    log(f"wrote {out / 'results.json'} and {out / 'results.md'}")
+    write_results(out, results, markdown(results))
     return results
 
 

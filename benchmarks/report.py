@@ -269,6 +269,15 @@ def plot_scale(runs: list[dict], path: Path) -> bool:
     return True
 
 
+def write_results(out: Path, results: dict, markdown_text: str) -> None:
+    """A benchmark's results as it ran them (results.json) and as a reader reads them
+    (results.md), in `out`."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+    (out / "results.md").write_text(markdown_text)
+    print(f"wrote {out / 'results.json'} and {out / 'results.md'}", file=sys.stderr, flush=True)
+
+
 def write(out: Path, runs: list[dict]) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.md").write_text(markdown(runs) + "\n")

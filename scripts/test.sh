@@ -41,10 +41,10 @@ PIPELINE_EXAMPLES=2
 ONCE_ONLY=(tests/test_dist.py
   tests/test_cli.py::test_jar_is_rebuilt_only_when_a_source_changes
   tests/test_cli.py::test_jar_compile_error_exits_non_zero_with_the_compiler_message)
-# Pipeline tests on the first pipeline line only: the partial-update benchmark at its smallest
-# (minutes of dbt runs per format; what it checks of the macros, the properties check on both
-# lines).
-FIRST_PIPELINE_LINE_ONLY=(pipeline_tests/test_partial_update_benchmark.py)
+# Pipeline tests on the first pipeline line only: the benchmarks' harnesses at their smallest
+# (the partial-update one takes minutes of dbt runs per format; what it checks of the macros,
+# the properties check on both lines; the layout one's zero-shuffle plans, the bucketed tests).
+FIRST_PIPELINE_LINE_ONLY=(pipeline_tests/test_partial_update_benchmark.py pipeline_tests/test_layout_benchmark.py)
 # Tests that need a JVM of their own (the Iceberg runtime on the class path, which the suite's
 # shared session does not have): one pytest process each, on the lines that have an Iceberg
 # runtime (3.5 and 4.1), outside the whole-suite runs.
