@@ -130,9 +130,9 @@ MODEL = """{{{{ config(materialized='multijoin', incremental_strategy='changed_k
 """
 
 
-def scan_lines(log: str) -> dict[str, str]:
-    """{input: what the run's log says its changes read}."""
-    found = dict(re.findall(r"dbt_multijoin: wide: input '(\w+)' \([^)]*\): (.*)", log))
+def scan_lines(log: str, model: str) -> dict[str, str]:
+    """{input: what the run's log says the changes of `model`'s input read}."""
+    found = dict(re.findall(rf"dbt_multijoin: {model}: input '(\w+)' \([^)]*\): (.*)", log))
     assert set(found) == {"days", "feed", "quiet"}, log
     return found
 
@@ -152,57 +152,74 @@ def column_line(sizes: dict[int, int], mark: int, ties: bool) -> str:
     return read_line(read, f"changed_since day, mark {mark}")
 
 
-@pytest.mark.parametrize("one_row_per_key", [False, True], ids=["recompute", "partial_update"])
-def test_a_run_logs_what_each_input_reads(project, table_format, one_row_per_key):
+# The two refresh paths, each a model over the same inputs: one_row_per_key or not.
+PATHS = {"recompute": False, "partial_update": True}
+
+
+@pytest.fixture(scope="module")
+def runs(spark, table_format, tmp_path_factory) -> dict:
     """Three inputs: `days` (changed_since day) and `feed` (its change feed) of 30 files, a day
-    each; `quiet` (changed_since day) of 5, and never written again.
-    (a) A run with no change reads nothing: a change feed with no new version is not read, and a
-    day column's filter skips every file (the partial-update path reads the rows that tie the
-    mark again, so there the mark's day's file is read).
-    (b) After a new day, `days` reads the new day's file, one of 31 (and the mark's, on the
-    partial-update path).
-    (c) After a new commit, `feed` reads that commit's file, one of 31."""
-    spark, table, ties = project.spark, project.table, one_row_per_key
+    each; `quiet` (changed_since day) of 5, and never written again. A model per refresh path
+    over them, built and refreshed by the same dbt runs: (a) with no change, (b) after a new day
+    of `days` and a new commit of `feed`, (c) with no change again. What each run logged, and
+    the inputs' files, versions and snapshots the assertions need."""
+    from testkit.dbt import PipelineProject
+
+    project = PipelineProject.create(spark, tmp_path_factory.mktemp("scan-size"), table_format)
+    table = project.table
     create_daily(spark, table("days"), table_format)
     create_daily(spark, table("feed"), table_format, value="w")
     create_daily(spark, table("quiet"), table_format, days=5, value="q")
     project.sources("days", "feed", "quiet")
-    project.model("wide", MODEL.format(declared=", one_row_per_key=true" if one_row_per_key else ""))
+    for path, one_row_per_key in PATHS.items():
+        project.model(f"wide_{path}", MODEL.format(declared=", one_row_per_key=true" if one_row_per_key else ""))
     log_file = project.root / "logs" / "dbt.log"
 
-    def run() -> dict[str, str]:
+    def run() -> str:
         start = log_file.stat().st_size if log_file.exists() else 0
-        result = project.dbt("run", "-s", "wide")
+        result = project.dbt("run")
         assert result.success, result.describe()
         with open(log_file) as log:
             log.seek(start)
-            return scan_lines(log.read())
+            return log.read()
 
-    built = project.dbt("run", "-s", "wide")
+    def feed_position() -> int:
+        return delta_version(spark, table("feed")) if table_format == "delta" else snapshots(spark, table("feed"))[-1]
+
+    built = project.dbt("run")
     assert built.success, built.describe()
-    quiet = file_bytes(spark, table("quiet"))
-
-    unchanged = run()
-    assert unchanged["days"] == column_line(file_bytes(spark, table("days")), DAYS - 1, ties)
-    assert unchanged["quiet"] == column_line(quiet, 4, ties)
-    if table_format == "delta":
-        assert unchanged["feed"] == f"reads nothing (no change feed version after {delta_version(spark, table('feed'))})"
-    else:
-        assert unchanged["feed"] == f"reads nothing (no snapshot after {snapshots(spark, table('feed'))[-1]})"
-
-    snapshot_before = snapshots(spark, table("feed"))[-1] if table_format == "iceberg" else None
+    facts = {"quiet": file_bytes(spark, table("quiet")), "days_before": file_bytes(spark, table("days")),
+             "unchanged": run(), "feed_before": feed_position()}
     write_daily(spark, table("days"), range(DAYS, DAYS + 1))
     write_daily(spark, table("feed"), range(DAYS, DAYS + 1), value="w")
-    days, feed = file_bytes(spark, table("days")), file_bytes(spark, table("feed"))
-    changed = run()
-    assert changed["days"] == column_line(days, DAYS - 1, ties)
+    facts.update(days=file_bytes(spark, table("days")), feed=file_bytes(spark, table("feed")),
+                 changed=run(), feed_after=feed_position(), again=run())
+    return facts
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_run_logs_what_each_input_reads(runs, table_format, path):
+    """(a) A run with no change reads nothing: a change feed with no new version is not read, and
+    a day column's filter skips every file (the partial-update path reads the rows that tie the
+    mark again, so there the mark's day's file is read).
+    (b) After a new day, `days` reads the new day's file, one of 31 (and the mark's, on the
+    partial-update path).
+    (c) After a new commit, `feed` reads that commit's file, one of 31."""
+    model, ties = f"wide_{path}", PATHS[path]
+    unchanged = scan_lines(runs["unchanged"], model)
+    assert unchanged["days"] == column_line(runs["days_before"], DAYS - 1, ties)
+    assert unchanged["quiet"] == column_line(runs["quiet"], 4, ties)
     if table_format == "delta":
-        version = delta_version(spark, table("feed"))
-        reads = f"change feed, versions {version} to {version}"
+        assert unchanged["feed"] == f"reads nothing (no change feed version after {runs['feed_before']})"
+        reads = f"change feed, versions {runs['feed_after']} to {runs['feed_after']}"
     else:
-        reads = f"changelog, the snapshots after {snapshot_before} up to {snapshots(spark, table('feed'))[-1]}"
-    assert len(feed) == DAYS + 1
-    assert changed["feed"] == read_line([feed[DAYS]], reads)
-    assert changed["quiet"] == column_line(quiet, 4, ties)
+        assert unchanged["feed"] == f"reads nothing (no snapshot after {runs['feed_before']})"
+        reads = f"changelog, the snapshots after {runs['feed_before']} up to {runs['feed_after']}"
+
+    changed = scan_lines(runs["changed"], model)
+    assert changed["days"] == column_line(runs["days"], DAYS - 1, ties)
+    assert len(runs["feed"]) == DAYS + 1
+    assert changed["feed"] == read_line([runs["feed"][DAYS]], reads)
+    assert changed["quiet"] == column_line(runs["quiet"], 4, ties)
     # The mark moved on to the new day.
-    assert run()["days"] == column_line(days, DAYS, ties)
+    assert scan_lines(runs["again"], model)["days"] == column_line(runs["days"], DAYS, ties)
