@@ -38,7 +38,7 @@ from pathlib import Path
 
 from benchmarks import stages, workload
 from benchmarks.report import _table, rows_label, write_results
-from benchmarks.run import _machine, log, rows_list_arg
+from benchmarks.run import _machine, log, rotated, rows_list_arg
 from testkit.chains import join_chain_sql
 from testkit.plans import plan_nodes
 
@@ -110,16 +110,13 @@ def measure(spark, strategy: str, rows: int, k: int, buckets: int) -> dict:
 def measure_size(spark, args, rows: int) -> dict:
     counts = write_inputs(spark, args.work_dir.resolve(), rows, args.k, args.buckets)
     measured: dict[str, dict] = {}
-    strategies = list(STRATEGIES)
-    for rep in range(-args.warmup, args.reps):
-        shift = rep % len(strategies)
-        for strategy in strategies[shift:] + strategies[:shift]:
-            m = measure(spark, strategy, rows, args.k, args.buckets)
-            log(f"{rows_label(rows)} keys k={args.k} {'warm-up' if rep < 0 else f'rep {rep + 1}'} {strategy:<20} "
-                f"{m['seconds']:7.2f} s  shuffle {m['shuffle_bytes'] / MIB:8.1f} MiB  exchanges {m['exchanges']}  rows {m['rows']:,}")
-            if rep >= 0:
-                seconds = measured.get(strategy, {}).get("seconds", []) + [m["seconds"]]
-                measured[strategy] = {**m, "seconds": seconds}
+    for rep, strategy in rotated(STRATEGIES, args.warmup, args.reps):
+        m = measure(spark, strategy, rows, args.k, args.buckets)
+        log(f"{rows_label(rows)} keys k={args.k} {'warm-up' if rep < 0 else f'rep {rep + 1}'} {strategy:<20} "
+            f"{m['seconds']:7.2f} s  shuffle {m['shuffle_bytes'] / MIB:8.1f} MiB  exchanges {m['exchanges']}  rows {m['rows']:,}")
+        if rep >= 0:
+            seconds = measured.get(strategy, {}).get("seconds", []) + [m["seconds"]]
+            measured[strategy] = {**m, "seconds": seconds}
     agreed = {m["rows"] for m in measured.values()}
     if len(agreed) != 1:
         raise RuntimeError(f"{rows:,} keys: the strategies disagree on the rows: "

@@ -149,25 +149,34 @@ def parse(argv: list[str] | None):
     return args, groups
 
 
+def rotated(strategies, warmup: int, reps: int):
+    """(repetition, strategy) in the order they run: the untimed repetitions first (negative),
+    every strategy once per repetition, the order rotated each time so that drift hits all
+    strategies alike."""
+    strategies = list(strategies)
+    for rep in range(-warmup, reps):
+        shift = rep % len(strategies)
+        for strategy in strategies[shift:] + strategies[:shift]:
+            yield rep, strategy
+
+
 def measure_group(spark, shape: str, rows: int, k: int, strategies: tuple[str, ...], args) -> dict:
     """Every strategy once per repetition, the order rotated each time; the seconds and stage
     timings of every timed repetition and the plan facts of the last. Fails if the joins
     disagree on their rows."""
     measured: dict[str, dict] = {}
-    for rep in range(-args.warmup, args.reps):
-        shift = rep % len(strategies)
-        for strategy in strategies[shift:] + strategies[:shift]:
-            m = measure(spark, strategy, shape, k)
-            timings = m["stage_timings"]
-            log(f"{shape} {rows:,} rows k={k} {'warm-up' if rep < 0 else f'rep {rep + 1}'} "
-                f"{strategy:<11} {m['seconds']:7.2f} s  "
-                f"task cpu {sum(t['cpu_seconds'] for t in timings):6.2f} s  "
-                f"gc {sum(t['gc_seconds'] for t in timings):5.2f} s  "
-                f"shuffle {m['shuffle_bytes'] / 2**20:8.1f} MiB  rows {m['rows']:,}")
-            if rep >= 0:
-                earlier = measured.get(strategy, {})
-                measured[strategy] = {**m, "seconds": earlier.get("seconds", []) + [m["seconds"]],
-                                      "stage_timings": earlier.get("stage_timings", []) + [timings]}
+    for rep, strategy in rotated(strategies, args.warmup, args.reps):
+        m = measure(spark, strategy, shape, k)
+        timings = m["stage_timings"]
+        log(f"{shape} {rows:,} rows k={k} {'warm-up' if rep < 0 else f'rep {rep + 1}'} "
+            f"{strategy:<11} {m['seconds']:7.2f} s  "
+            f"task cpu {sum(t['cpu_seconds'] for t in timings):6.2f} s  "
+            f"gc {sum(t['gc_seconds'] for t in timings):5.2f} s  "
+            f"shuffle {m['shuffle_bytes'] / 2**20:8.1f} MiB  rows {m['rows']:,}")
+        if rep >= 0:
+            earlier = measured.get(strategy, {})
+            measured[strategy] = {**m, "seconds": earlier.get("seconds", []) + [m["seconds"]],
+                                  "stage_timings": earlier.get("stage_timings", []) + [timings]}
     join_rows = {strategy: m["rows"] for strategy, m in measured.items() if strategy != "floor"}
     if len(set(join_rows.values())) > 1:
         raise RuntimeError(f"{shape} {rows:,} rows k={k}: the strategies disagree on the rows: {join_rows}")
