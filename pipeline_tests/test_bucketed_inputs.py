@@ -13,6 +13,8 @@ LAYOUT_CONFS = {
     "spark.sql.sources.v2.bucketing.enabled": "true",
     "spark.sql.iceberg.planning.preserve-data-grouping": "true",
 }
+# The same, as a model's spark_conf.
+MODEL_CONFS = ", ".join(f"'{k}': '{v}'" for k, v in LAYOUT_CONFS.items())
 
 
 def bucketed_inputs(project) -> None:
@@ -48,10 +50,9 @@ def test_model_over_bucketed_inputs_builds_with_no_exchange(project, table_forma
     if table_format != "iceberg":
         pytest.skip("bucketed key-grouped inputs are Iceberg tables")
     bucketed_inputs(project)
-    confs = ", ".join(f"'{k}': '{v}'" for k, v in LAYOUT_CONFS.items())
     project.model(
         "wide",
-        f"{{{{ config(materialized='multijoin', strategy='multiway', spark_conf={{{confs}}}) }}}}\n"
+        f"{{{{ config(materialized='multijoin', strategy='multiway', spark_conf={{{MODEL_CONFS}}}) }}}}\n"
         "{{ dbt_multijoin.multi_join([source('inputs', 'a'), source('inputs', 'b'), source('inputs', 'c')], "
         f"key='k', join_type='{join_type}', columns={{'a': ['a_v'], 'b': ['b_v'], 'c': ['c_v']}}) }}}}\n",
     )
@@ -68,17 +69,16 @@ def test_a_model_bucketed_on_its_key_feeds_the_next_with_no_exchange(project, ta
     if table_format != "iceberg":
         pytest.skip("bucketed key-grouped inputs are Iceberg tables")
     bucketed_inputs(project)
-    confs = ", ".join(f"'{k}': '{v}'" for k, v in LAYOUT_CONFS.items())
     project.model(
         "wide",
         "{{ config(materialized='multijoin', strategy='multiway', file_format='iceberg', "
-        f"partition_by=['bucket(4, k)'], spark_conf={{{confs}}}) }}}}\n"
+        f"partition_by=['bucket(4, k)'], spark_conf={{{MODEL_CONFS}}}) }}}}\n"
         "{{ dbt_multijoin.multi_join([source('inputs', 'a'), source('inputs', 'b')], key='k', "
         "columns={'a': ['a_v'], 'b': ['b_v']}) }}\n",
     )
     project.model(
         "wider",
-        f"{{{{ config(materialized='multijoin', strategy='multiway', spark_conf={{{confs}}}) }}}}\n"
+        f"{{{{ config(materialized='multijoin', strategy='multiway', spark_conf={{{MODEL_CONFS}}}) }}}}\n"
         "{{ dbt_multijoin.multi_join([ref('wide'), source('inputs', 'c')], key='k', "
         "columns={'wide': ['a_v', 'b_v'], 'c': ['c_v']}) }}\n",
     )
