@@ -14,7 +14,9 @@ from testkit.properties import PIPELINE_EXAMPLES, PIPELINE_SETTINGS
 from testkit.input_changes import BATCHES, INPUTS, TIES_AT_THE_MARK, Inputs, full_rebuild, model_sql
 
 # A key moved away from b and deleted there while a and c still hold it, a key only b held
-# deleted (its row must go), and a change of every input on one key in one run.
+# deleted (its row must go), and a change of every input on one key in one run. Pinned with the
+# ties at the mark after it, as one sequence of runs (one project and full build fewer per CI
+# run): nothing of the clock moves on in between, so the ties still tie the mark.
 KEY_LEAVES_ONE_INPUT = [[("move", "b", 0, 5), ("delete", "b", 1, None)], [("insert", "a", 2, 8), ("update", "b", 1, 4), ("insert", "c", 2, 9)]]
 
 
@@ -31,8 +33,7 @@ def run_log(project) -> str:
 
 @settings(max_examples=PIPELINE_EXAMPLES, **PIPELINE_SETTINGS)
 @given(batches=BATCHES)
-@example(batches=TIES_AT_THE_MARK)
-@example(batches=KEY_LEAVES_ONE_INPUT)
+@example(batches=KEY_LEAVES_ONE_INPUT + TIES_AT_THE_MARK)
 def test_partial_update_equals_full_rebuild(spark, table_format, tmp_path_factory, batches):
     from testkit.dbt import PipelineProject
 

@@ -29,9 +29,10 @@ update = st.tuples(st.just("update"), st.sampled_from(INPUTS), st.integers(0, 50
 move = st.tuples(st.just("move"), st.just("b"), st.integers(0, 50), KEYS)
 delete = st.tuples(st.just("delete"), st.just("b"), st.integers(0, 50), st.just(None))
 advance = st.tuples(st.just("advance"), st.just("a"), st.just(0), st.just(0))
-# Changes that tie the mark, pinned as an example of the partial-update property (a coarse clock): the first run
-# records updated_at 1000, then input a gets a new key and input c an in-place update, both
-# stamped 1000 (the clock has not moved on), touching keys no other input changes.
+# Changes that tie the mark, pinned in an example of the partial-update property (a coarse clock): a
+# run records updated_at 1000 as the mark, then input a gets a new key and input c an in-place
+# update, both stamped 1000 (the clock has not moved on), touching keys no other input changes
+# in that run.
 TIES_AT_THE_MARK = [[("insert", "a", 3, 5)], [("update", "c", 0, 9), ("insert", "c", 5, 1)]]
 BATCHES = st.lists(st.lists(st.one_of(insert, insert, update, move, delete, advance), min_size=1, max_size=6), min_size=1, max_size=3)
 
