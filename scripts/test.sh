@@ -7,37 +7,41 @@
 #   bash scripts/test.sh            # everything: what CI runs
 #   bash scripts/test.sh --quick    # day to day: the 3.5.9 suite without the slow tests, 50 examples a property
 #
-# The runs go in two lanes side by side, one Spark line's runs after another in each. Most of a
-# run's time is latency, not CPU: JVM start-ups, dbt parsing its project, thousands of small Spark
-# jobs whose tasks wait on the driver. Two lanes keep both cores busy. Each lane has its own Ivy
-# cache (spark.jars.ivy), so two lanes never resolve Delta or Iceberg into one directory at
+# Two workers run the runs side by side, each taking the next from one queue when its run ends:
+# a run alone leaves a core idle much of the time (JVM start-ups, dbt parsing its project,
+# thousands of small Spark jobs whose tasks wait on the driver). Each worker has its own Ivy
+# cache (spark.jars.ivy), so two workers never resolve Delta or Iceberg into one directory at
 # once, and its own pytest temporary directory. Each run's output goes to
-# build/test-results/<run>.log and is printed when its lane ends; JUnit XML beside it. The last
+# build/test-results/<run>.log and is printed at the end; JUnit XML beside it. The last
 # lines: each run's result and duration, then the total over every run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # What runs on the minors without a whole-suite run: pytest paths or node ids. (Not
 # test_operator_version_guard.py: it runs the other line's venv, which would inherit PYTHONPATH.)
 SMOKE_TESTS=(tests/test_operator_plans.py tests/test_operator_differential.py)
+# The main differential property's examples on the two whole-suite lines (the other properties
+# take shares of it: testkit/properties.py). Each CI run draws new random examples, so the search
+# deepens run by run; 100 a run rather than 150 took a minute and a half off each whole suite
+# (MULTIJOIN_DIFFERENTIAL_EXAMPLES=1000 searches deeper by hand).
+WHOLE_SUITE_EXAMPLES=100
 # The minors share the source and shims of the lines around them: the smoke subset checks that
-# they build and behave, with a sixth of the property tests' examples (their share of the CI's
-# CPU time was 13 of about 130 minutes at a third); the deep search (150 examples a property)
-# runs on the two whole-suite versions.
+# they build and behave, with a quarter of the whole suites' examples (their share of the CI's
+# CPU time was 13 of about 130 minutes at a third).
 SMOKE_EXAMPLES=25
 # The pipeline tests (pipeline_tests/: dbt in-process over Delta and Iceberg tables) run in one
 # pytest process per table format (a session's catalog holds one format), on the Spark versions
 # both formats publish runtimes for (testkit/formats.py: 3.5 and 4.1).
 PIPELINE_VERSIONS=(3.5.9 4.1.4)
-# Random examples of each pipeline property (besides the pinned ones) on the first pipeline line;
-# the second draws half as many, at least one (testkit/properties.py). An example is a sequence
-# of dbt runs over Delta or Iceberg tables, about a minute on 2 cores in CI: the pinned examples
-# hold the cases that must always run (ties at the mark, a key leaving one input), and each CI
-# run draws new random ones. MULTIJOIN_PIPELINE_EXAMPLES=20 searches deeper by hand.
-PIPELINE_EXAMPLES=2
+# Random examples of each pipeline property (besides the pinned ones) on each pipeline line and
+# format (testkit/properties.py). An example is a sequence of dbt runs over Delta or Iceberg
+# tables, one to two minutes on 2 cores in CI: the pinned examples hold the cases that must always
+# run (ties at the mark, a key leaving one input), and each CI run draws four new random ones per
+# property (two lines, two formats). MULTIJOIN_PIPELINE_EXAMPLES=20 searches deeper by hand.
+PIPELINE_EXAMPLES=1
 # Tests whose work is the same whichever line runs them (pytest paths or node ids): the wheel
 # test builds the jars of every minor and installs the wheel without pyspark; the jar tests
 # compile a changed copy of the sources (jar.py's rebuild logic). They run on the second line
-# only (whose lane is otherwise the shorter).
+# only.
 ONCE_ONLY=(tests/test_dist.py
   tests/test_cli.py::test_jar_is_rebuilt_only_when_a_source_changes
   tests/test_cli.py::test_jar_compile_error_exits_non_zero_with_the_compiler_message)
@@ -61,14 +65,14 @@ if [ "${1:-}" = "--quick" ]; then
   shift
 fi
 
-# run_suite <lane> <version> <label> [pytest arguments...]: one pytest run, its output in
+# run_suite <worker> <version> <label> [pytest arguments...]: one pytest run, its output in
 # $results/<run>.log, its result line in $results/<run>.result.
 run_suite() {
-  local lane=$1 version=$2 label=$3 start=$SECONDS status result name
+  local worker=$1 version=$2 label=$3 start=$SECONDS status result name
   shift 3
   name="spark-$version-${label// /-}"
   with_spark "$version" python -m pytest "$@" --junitxml="$results/$name.xml" \
-    --basetemp="$lane_tmp/$lane/$name" >"$results/$name.log" 2>&1
+    --basetemp="$work_tmp/$worker/$name" >"$results/$name.log" 2>&1
   status=$?
   case $status in
     0) result=passed ;;
@@ -89,53 +93,66 @@ run_jvm_tests() {
   [ "$status" -eq 0 ]
 }
 
-# write_spark_defaults <lane>: the spark-defaults.conf of every JVM the lane's runs start
+# write_spark_defaults <worker>: the spark-defaults.conf of every JVM the worker's runs start
 # (sessions, dbt's sessions, Thrift and Connect servers, local-cluster executors), in
-# $lane_tmp/<lane>/conf, which the runs name as SPARK_CONF_DIR. Its own Ivy cache. And only the
+# $work_tmp/<worker>/conf, which the runs name as SPARK_CONF_DIR. Its own Ivy cache. And only the
 # JIT's first tier: a test JVM lives for minutes and runs thousands of small queries over
 # different code, so C2's compiles cost more CPU than they give back (on 2 cores, a pipeline
 # property run took 25-30% less time with C1 alone). And the serial collector: a test JVM's
-# heap is small and the two lanes keep both cores busy, where G1's concurrent threads only add
+# heap is small and the two workers keep both cores busy, where G1's concurrent threads only add
 # CPU (a pipeline module: 128 and 135 CPU seconds against 146 and 155 with G1, alternating).
 write_spark_defaults() {
-  mkdir -p "$lane_tmp/$1/conf"
-  cat >"$lane_tmp/$1/conf/spark-defaults.conf" <<EOF
-spark.jars.ivy $HOME/.ivy2-dbt-multijoin-lane-$1
+  mkdir -p "$work_tmp/$1/conf"
+  cat >"$work_tmp/$1/conf/spark-defaults.conf" <<EOF
+spark.jars.ivy $HOME/.ivy2-dbt-multijoin-worker-$1
 spark.driver.defaultJavaOptions -XX:TieredStopAtLevel=1 -XX:+UseSerialGC
 spark.executor.defaultJavaOptions -XX:TieredStopAtLevel=1 -XX:+UseSerialGC
 EOF
 }
 
-# lane <n> <run>...: each run a "version|label|pytest arguments" line (or "jvm|versions" for the
-# JVM unit tests), run in order with the lane's own Ivy cache and temporary directory.
-lane() {
-  local n=$1 spec version label args examples pipeline_examples failed=0
-  shift
+# worker <n>: takes the next run from the queue ($runs, in order) until none is left, with its
+# own Ivy cache and temporary directory. Each run a "version|label|pytest arguments" line (or
+# "jvm|versions" for the JVM unit tests).
+worker() {
+  local n=$1 index spec version label args examples failed=0
   write_spark_defaults "$n"
-  for spec in "$@"; do
-    IFS='|' read -r version label args <<<"$spec"
+  while true; do
+    index=$(next_run) || break
+    IFS='|' read -r version label args <<<"${runs[$index]}"
     if [ "$version" = jvm ]; then
       # shellcheck disable=SC2086
       run_jvm_tests $label || failed=1
       continue
     fi
-    examples=${MULTIJOIN_DIFFERENTIAL_EXAMPLES:-150} pipeline_examples=$PIPELINE_EXAMPLES
+    examples=${MULTIJOIN_DIFFERENTIAL_EXAMPLES:-$WHOLE_SUITE_EXAMPLES}
     [ "$label" = "smoke subset" ] && examples=$SMOKE_EXAMPLES
-    [ "$version" = "${PIPELINE_VERSIONS[1]}" ] && pipeline_examples=$(((PIPELINE_EXAMPLES + 1) / 2))
     # shellcheck disable=SC2086  # the arguments are words
-    MULTIJOIN_DIFFERENTIAL_EXAMPLES=$examples MULTIJOIN_PIPELINE_EXAMPLES=$pipeline_examples SPARK_CONF_DIR="$lane_tmp/$n/conf" \
+    MULTIJOIN_DIFFERENTIAL_EXAMPLES=$examples MULTIJOIN_PIPELINE_EXAMPLES=${MULTIJOIN_PIPELINE_EXAMPLES:-$PIPELINE_EXAMPLES} SPARK_CONF_DIR="$work_tmp/$n/conf" \
       run_suite "$n" "$version" "$label" $args "${extra[@]}" || failed=1
   done
   return $failed
 }
 
+# next_run: prints the index of the next run of the queue and claims it, under a lock the two
+# workers share; fails when every run is claimed.
+next_run() {
+  (
+    flock 9
+    local index
+    index=$(cat "$work_tmp/next")
+    [ "$index" -lt "${#runs[@]}" ] || exit 1
+    echo $((index + 1)) >"$work_tmp/next"
+    echo "$index"
+  ) 9>"$work_tmp/queue.lock"
+}
+
 extra=("$@")
-lane_tmp=$(mktemp -d "${TMPDIR:-/tmp}/dbt-multijoin-tests.XXXXXX")
-trap 'rm -rf "$lane_tmp"' EXIT
+work_tmp=$(mktemp -d "${TMPDIR:-/tmp}/dbt-multijoin-tests.XXXXXX")
+trap 'rm -rf "$work_tmp"' EXIT
 
 if $quick; then
   write_spark_defaults 1
-  SPARK_CONF_DIR="$lane_tmp/1/conf" MULTIJOIN_DIFFERENTIAL_EXAMPLES=$SMOKE_EXAMPLES run_suite 1 3.5.9 "quick suite" tests -m "not slow" \
+  SPARK_CONF_DIR="$work_tmp/1/conf" MULTIJOIN_DIFFERENTIAL_EXAMPLES=$SMOKE_EXAMPLES run_suite 1 3.5.9 "quick suite" tests -m "not slow" \
     "--ignore=${OWN_JVM[@]}" "${extra[@]}"
   status=$?
   cat "$results"/*.log
@@ -147,31 +164,29 @@ whole=() smoke=()
 for version in "${SPARK_VERSIONS[@]}"; do
   if [ -z "$(spark_extra_home "$version")" ]; then whole+=("$version"); else smoke+=("$version"); fi
 done
-# Lane 1: the first whole-suite line (without the once-only tests; with the Thrift pipeline
-# tests, which need a Delta and Iceberg runtime: 20 minutes), its pipelines. Lane 2: the other
-# whole-suite line, the other pipelines (half the pipeline examples), the smoke minors, the JVM
-# unit tests. Measured on 2 cores, the lanes then take about as long as each other.
-deselect_once=() ignore_own=()
+# One queue of runs, longest first (as measured in CI on 2 cores), and two workers that take the
+# next run as each finishes: the two cores stay busy to the end whatever each run's length. The
+# Thrift pipeline tests (which need a Delta and Iceberg runtime) run in the first whole-suite
+# line, the tests whose work is the same on every line in the second.
+deselect_once=() ignore_own=() first_line_only=()
 for path in "${ONCE_ONLY[@]}"; do deselect_once+=("--deselect=$path"); done
-first_line_only=()
 for path in "${FIRST_PIPELINE_LINE_ONLY[@]}"; do first_line_only+=("--deselect=$path"); done
 for path in "${OWN_JVM[@]}"; do ignore_own+=("--ignore=$path"); done
-lane1=("${whole[0]}|whole suite|tests ${ignore_own[*]} ${deselect_once[*]}")
-lane2=("${whole[1]}|whole suite|tests ${ignore_own[*]}")
-for format in delta iceberg; do
-  lane1+=("${PIPELINE_VERSIONS[0]}|pipelines on $format|pipeline_tests --table-format $format")
-  lane2+=("${PIPELINE_VERSIONS[1]}|pipelines on $format|pipeline_tests --table-format $format ${first_line_only[*]}")
-done
-lane1+=("${PIPELINE_VERSIONS[0]}|own JVM|${OWN_JVM[*]}")
-lane2+=("${PIPELINE_VERSIONS[1]}|own JVM|${OWN_JVM[*]}")
+runs=("${PIPELINE_VERSIONS[0]}|pipelines on delta|pipeline_tests --table-format delta"
+  "${whole[0]}|whole suite|tests ${ignore_own[*]} ${deselect_once[*]}"
+  "${whole[1]}|whole suite|tests ${ignore_own[*]}"
+  "${PIPELINE_VERSIONS[1]}|pipelines on delta|pipeline_tests --table-format delta ${first_line_only[*]}"
+  "${PIPELINE_VERSIONS[0]}|pipelines on iceberg|pipeline_tests --table-format iceberg"
+  "${PIPELINE_VERSIONS[1]}|pipelines on iceberg|pipeline_tests --table-format iceberg ${first_line_only[*]}")
 for version in "${smoke[@]}"; do
-  lane2+=("$version|smoke subset|${SMOKE_TESTS[*]}")
+  runs+=("$version|smoke subset|${SMOKE_TESTS[*]}")
 done
-lane2+=("jvm|${whole[*]}")
+runs+=("${PIPELINE_VERSIONS[0]}|own JVM|${OWN_JVM[*]}" "${PIPELINE_VERSIONS[1]}|own JVM|${OWN_JVM[*]}" "jvm|${whole[*]}")
+echo 0 >"$work_tmp/next"
 
-lane 1 "${lane1[@]}" &
+worker 1 &
 pid1=$!
-lane 2 "${lane2[@]}" &
+worker 2 &
 pid2=$!
 failed=0
 wait "$pid1" || failed=1
