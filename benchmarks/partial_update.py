@@ -33,6 +33,7 @@ benchmarks/stages.py). Writes results.json and results.md (targets, tables, note
 the results) to benchmarks/results/<name>/ (--out DIR for any other place).
 
     .venv/bin/python -m benchmarks.partial_update --rows 2m,4m,8m,16m --table-format delta --reps 3
+    .venv/bin/python -m benchmarks.partial_update --rows 2m,16m --changed-rows 20k --table-format delta   # as many rows changed at every size
     .venv/bin/python -m benchmarks.partial_update --rows 50k --days 5 --reps 1 --out /tmp/pu-check   # a check
 """
 
@@ -50,7 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.report import _table, rows_label, write_results
-from benchmarks.run import _machine, list_arg, log, rows_list_arg
+from benchmarks.run import _machine, list_arg, log, rows_arg, rows_list_arg
 from benchmarks.stages import io_since, last_stage_id
 from benchmarks.workload import SCRAMBLE
 
@@ -324,7 +325,7 @@ def measure_size(spark, args, rows: int, directory: Path) -> dict:
     from testkit.dbt import PipelineProject
 
     project = PipelineProject.create(spark, directory, args.table_format)
-    inputs = Inputs(spark, project.schema, args.table_format, rows, args.k, args.changed)
+    inputs = Inputs(spark, project.schema, args.table_format, rows, args.k, changed_fraction(args, rows))
     started = time.perf_counter()
     inputs.create()
     project.sources(*[f"t{i}" for i in range(1, args.k + 1)])
@@ -435,7 +436,7 @@ def markdown(results: dict) -> str:
     lines = [f"# Partial-update refresh against full rebuild: k = {k} inputs, {fmt}, Spark {results['machine']['spark']}", "",
              f"`dbt run` in-process (session method, local[2]). Per size: {results['days']} daily batches of history "
              f"({'the model refreshed after each' if results['daily_refresh'] else 'the model built after the last'}), "
-             f"then change days of {results['changed']:.1%} of an input's rows; "
+             f"then change days of {changed_text(results)}; "
              f"{results['reps']} repetitions of each shape, interleaved. Odd inputs read through `ds`, even ones through "
              "their change feed. Medians; read = bytes read from files, shuffle = shuffle bytes written, over every "
              "stage of the `dbt run`.", ""]
@@ -448,7 +449,9 @@ def markdown(results: dict) -> str:
         value, at = found["speedup"]
         rows.append([SPEEDUP.name, shape, f"{value:.2f} {'met' if SPEEDUP.met(value) else 'MISSED'}"
                      + ("" if at == TARGET_LARGE else f" (at {rows_label(at)})")])
-        if "scaling" in found:
+        if "scaling" in found and not results.get("changed_rows"):
+            rows.append([SCALING.name, shape, "not measured: the changed rows grew with the size (--changed-rows holds them equal)"])
+        elif "scaling" in found:
             value, large, small = found["scaling"]
             measured = "" if (large, small) == (TARGET_LARGE, TARGET_SMALL) else f" ({rows_label(large)} ÷ {rows_label(small)})"
             rows.append([SCALING.name, shape, f"{value:.2f} {'met' if SCALING.met(value) else 'MISSED'}{measured}"])
@@ -523,7 +526,8 @@ def notes(results: dict) -> list[str]:
         for shape in results["shapes"]:
             grew = _of(large, shape, "refresh") / _of(small, shape, "refresh")
             out.append(f"From {rows_label(small['rows'])} to {rows_label(large['rows'])} keys per input "
-                       f"({large['rows'] / small['rows']:.0f}x the keys, and as many more changed), the `{shape}` refresh grew "
+                       f"({large['rows'] / small['rows']:.0f}x the keys, "
+                       f"{'as many rows changed' if results.get('changed_rows') else 'and as many more changed'}), the `{shape}` refresh grew "
                        f"{grew:.2f}x, the full rebuild {_of(large, shape, 'rebuild') / _of(small, shape, 'rebuild'):.2f}x.")
     runs = [m for shape in results["shapes"] for m in large["shapes"][shape]]
     ties = _median(m["tie_rows"] for m in runs)
@@ -557,6 +561,17 @@ def notes(results: dict) -> list[str]:
 # --- the command -------------------------------------------------------------------------------
 
 
+def changed_fraction(args, rows: int) -> float:
+    """The fraction of an input's keys a change day changes at `rows` keys per input."""
+    return args.changed_rows / rows if args.changed_rows else args.changed
+
+
+def changed_text(results: dict) -> str:
+    if results.get("changed_rows"):
+        return f"{results['changed_rows']:,} rows of an input at every size"
+    return f"{results['changed']:.1%} of an input's rows"
+
+
 def parse(argv: list[str] | None):
     p = argparse.ArgumentParser(prog="python -m benchmarks.partial_update", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -567,6 +582,8 @@ def parse(argv: list[str] | None):
     p.add_argument("--k", type=int, default=8, help="inputs (default 8)")
     p.add_argument("--days", type=int, default=30, help="daily batches of history before the change days (default 30, >= 2)")
     p.add_argument("--changed", type=float, default=0.01, help="rows changed on a change day, as a fraction of the keys per input (default 0.01)")
+    p.add_argument("--changed-rows", type=rows_arg,
+                   help="rows changed on a change day, the same number at every size (e.g. 20k; instead of --changed)")
     p.add_argument("--shapes", type=list_arg, default=list(SHAPES), help=f"comma list of {', '.join(SHAPES)}")
     p.add_argument("--reps", type=int, default=3, help="timed change days per shape (default 3)")
     p.add_argument("--daily-refresh", action=argparse.BooleanOptionalAction, default=True,
@@ -580,8 +597,10 @@ def parse(argv: list[str] | None):
     p.add_argument("--keep", action="store_true", help="keep each size's tables (default: dropped once measured)")
     args = p.parse_args(argv)
     unknown = [s for s in args.shapes if s not in SHAPES]
-    if unknown or args.days < 2 or args.reps < 1 or args.k < 2 or not 0 < args.changed <= 0.5:
-        p.error(f"shapes are {', '.join(SHAPES)}; --days >= 2, --reps >= 1, --k >= 2, 0 < --changed <= 0.5")
+    fractions = [changed_fraction(args, rows) for rows in args.rows]
+    if unknown or args.days < 2 or args.reps < 1 or args.k < 2 or not all(0 < f <= 0.5 for f in fractions):
+        p.error(f"shapes are {', '.join(SHAPES)}; --days >= 2, --reps >= 1, --k >= 2, 0 < --changed <= 0.5, "
+                "--changed-rows at most half of the smallest --rows")
     return args
 
 
@@ -610,6 +629,7 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
                "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                "reps": args.reps, "warmup": 0, "confs": confs, "machine": _machine(spark),
                "table_format": args.table_format, "k": args.k, "days": args.days, "changed": args.changed,
+               "changed_rows": args.changed_rows,
                "shapes": args.shapes, "daily_refresh": args.daily_refresh, "sizes": []}
     try:
         for rows in args.rows:
