@@ -101,12 +101,18 @@ run_jvm_tests() {
 # property run took 25-30% less time with C1 alone). And the serial collector: a test JVM's
 # heap is small and the two workers keep both cores busy, where G1's concurrent threads only add
 # CPU (a pipeline module: 128 and 135 CPU seconds against 146 and 155 with G1, alternating).
+# And that tier compiles a method only after ten times the calls and loop iterations it waits for
+# by default: most of a test JVM's code runs a few hundred times (each query's analysis, planning
+# and generated classes), and compiling it cost more than interpreting it
+# (pipeline_tests/test_rebuild_safety.py on Delta, the JVM's CPU seconds: 66, 59, 68, 67 with the
+# default thresholds, 58, 57, 60, 59 with ten times them, 63 and 62 with 25 times).
+JIT_OPTIONS="-XX:TieredStopAtLevel=1 -XX:Tier3InvocationThreshold=2000 -XX:Tier3MinInvocationThreshold=1000 -XX:Tier3CompileThreshold=20000 -XX:Tier3BackEdgeThreshold=600000"
 write_spark_defaults() {
   mkdir -p "$work_tmp/$1/conf"
   cat >"$work_tmp/$1/conf/spark-defaults.conf" <<EOF
 spark.jars.ivy $HOME/.ivy2-dbt-multijoin-worker-$1
-spark.driver.defaultJavaOptions -XX:TieredStopAtLevel=1 -XX:+UseSerialGC
-spark.executor.defaultJavaOptions -XX:TieredStopAtLevel=1 -XX:+UseSerialGC
+spark.driver.defaultJavaOptions $JIT_OPTIONS -XX:+UseSerialGC
+spark.executor.defaultJavaOptions $JIT_OPTIONS -XX:+UseSerialGC
 EOF
 }
 
