@@ -73,8 +73,9 @@ SHAPES = {
 }
 STANDARD_DAY = "all_inputs"
 FIRST_DAY = datetime.date(2024, 1, 1)
-# The MERGE prunes its target to the replaced rows by key hash up to this many changed keys
-# (_mj_replaced_rows_filter in macros/internal/_incremental.sql); above, it reads the whole table.
+# The MERGE prunes its target to the replaced rows by their listed key hashes up to this many
+# changed keys (the default of dbt_multijoin_hash_list_limit, _mj_replaced_rows_filter in
+# macros/internal/_changed_keys_apply.sql); above, by a bloom filter of them.
 HASH_FILTER_KEYS = 50_000
 MIB = 1 << 20
 
@@ -539,9 +540,9 @@ def notes(results: dict) -> list[str]:
             if _median(m["refresh"]["changed_keys"] for m in s["shapes"][shape]) > HASH_FILTER_KEYS]
     if over:
         listed = ", ".join(f"`{shape}` at {rows_label(s['rows'])}" for s, shape in over)
-        out.append(f"Above {HASH_FILTER_KEYS:,} changed keys the MERGE no longer prunes its target to the replaced "
-                   f"rows by key hash before its join (`_mj_replaced_rows_filter`): {listed} (compare their bytes read and "
-                   "shuffled with the sizes under it).")
+        out.append(f"Above {HASH_FILTER_KEYS:,} changed keys the MERGE prunes its target before its join by a bloom "
+                   f"filter of the changed keys' hashes instead of their list (`_mj_replaced_rows_filter`), which lets "
+                   f"about 1% of the other rows through: {listed} (compare their bytes shuffled with the sizes under it).")
     else:
         out.append(f"Every refresh stayed under the {HASH_FILTER_KEYS:,} changed keys up to which the MERGE prunes "
                    "its target to the replaced rows by key hash.")

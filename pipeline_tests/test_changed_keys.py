@@ -10,7 +10,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 
 from testkit.properties import PIPELINE_EXAMPLES, PIPELINE_SETTINGS
-from testkit.input_changes import BATCHES, INPUTS, Inputs, full_rebuild, model_sql
+from testkit.input_changes import BATCHES, HASH_LIST_LIMITS, INPUTS, Inputs, assert_merge_filter, full_rebuild, model_sql
 
 
 def assert_equals_full_rebuild(project, run) -> None:
@@ -21,8 +21,8 @@ def assert_equals_full_rebuild(project, run) -> None:
 
 
 @settings(max_examples=PIPELINE_EXAMPLES, **PIPELINE_SETTINGS)
-@given(batches=BATCHES)
-def test_changed_keys_equals_full_rebuild(spark, table_format, tmp_path_factory, batches):
+@given(batches=BATCHES, hash_list_limit=HASH_LIST_LIMITS)
+def test_changed_keys_equals_full_rebuild(spark, table_format, tmp_path_factory, batches, hash_list_limit):
     from testkit.dbt import PipelineProject
 
     project = PipelineProject.create(spark, tmp_path_factory.mktemp("changed-keys"), table_format)
@@ -34,8 +34,9 @@ def test_changed_keys_equals_full_rebuild(spark, table_format, tmp_path_factory,
     for batch in batches:
         for op in batch:
             inputs.apply(op)
-        run = project.dbt("run", "-s", "wide")
+        run = project.dbt("run", "-s", "wide", "--vars", f"dbt_multijoin_hash_list_limit: {hash_list_limit}")
         assert_equals_full_rebuild(project, run)
+        assert_merge_filter(run.output, hash_list_limit)
         assert not [t for t in project.tables() if "__dbt_mj_" in t]  # no key or rows table left
         # nor a temporary view of an input's changes (dbt runs in this SparkSession)
         assert not [r.tableName for r in spark.sql("show tables").collect() if "__dbt_mj_" in r.tableName]

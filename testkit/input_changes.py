@@ -17,6 +17,7 @@ the mark is never generated: a column cannot show it (docs/dbt_package.md says s
 
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 from hypothesis import strategies as st
@@ -34,6 +35,10 @@ advance = st.tuples(st.just("advance"), st.just("a"), st.just(0), st.just(0))
 # update, both stamped 1000 (the clock has not moved on), touching keys no other input changes
 # in that run.
 TIES_AT_THE_MARK = [[("insert", "a", 3, 5)], [("update", "c", 0, 9), ("insert", "c", 5, 1)]]
+# The MERGE's filter of the target's rows (_mj_replaced_rows_filter): the changed keys' hashes
+# listed in the SQL (the default limit, more keys than any test changes), or, above the project
+# var dbt_multijoin_hash_list_limit (here 0), a bloom filter of them.
+HASH_LIST_LIMITS = st.sampled_from([0, 50000])
 BATCHES = st.lists(st.lists(st.one_of(insert, insert, update, move, delete, advance), min_size=1, max_size=6), min_size=1, max_size=3)
 
 
@@ -141,3 +146,12 @@ class Inputs:
             self.execute(f"update {table} set k = {key_sql}, updated_at = {self.tick()} where id = {row}")
         elif kind == "delete":
             self.execute(f"delete from {table} where id = {row}")
+
+
+def assert_merge_filter(output: str, hash_list_limit: int) -> None:
+    """A run that changed keys filtered the MERGE's target by a bloom filter of them when it had
+    more changed keys than `hash_list_limit`, by their listed hashes otherwise."""
+    counts = [int(m.group(1)) for m in re.finditer(r": (\d+) changed keys", output)]
+    assert counts, output
+    bloom = "the MERGE reads the target through a bloom filter" in output
+    assert bloom == (counts[-1] > hash_list_limit), output

@@ -26,8 +26,10 @@ import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo, Li
  *     as one group, then [[CoalesceToWholeWaves]] regroups them into whole waves of tasks
  *     (query-stage optimizer rules run after Spark's own).
  *
- * Two SQL functions come with it: `multijoin_version()` and `multijoin_scan_size(sql)` (what a
- * query's scans will read, see [[ScanSize]]), which the dbt materialization logs per input.
+ * SQL functions come with it, for the dbt materialization: `multijoin_version()`,
+ * `multijoin_scan_size(sql)` (what a query's scans will read, see [[ScanSize]]), which it logs per
+ * input, and `multijoin_bloom_filter` / `multijoin_might_contain` (see [[BloomFilterFunctions]]),
+ * which keep a changed_keys MERGE's target side to the rows it replaces.
  */
 class MultiJoinExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
@@ -47,6 +49,8 @@ class MultiJoinExtensions extends (SparkSessionExtensions => Unit) {
     extensions.injectQueryStageOptimizerRule(session => CoalesceToWholeWaves(session))
     extensions.injectFunction(MultiJoinExtensions.versionFunction)
     extensions.injectFunction(ScanSize.function)
+    extensions.injectFunction(BloomFilterFunctions.aggregate)
+    extensions.injectFunction(BloomFilterFunctions.probe)
   }
 }
 
