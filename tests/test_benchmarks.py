@@ -182,9 +182,10 @@ def test_the_index_is_regenerated_from_every_run_directory(tmp_path):
     assert (results / "left-compact-one-file-per-task-seed2-spark3.5.9" / "notes.md").read_text().strip() in index
 
 
-def _partial_update_results(changed_keys: dict[int, int]) -> dict:
+def _partial_update_results(changed_keys: dict[int, int], changed_rows: int | None = None) -> dict:
     """A partial-update benchmark's results at the given sizes (keys per input -> changed keys of
-    every refresh), as benchmarks/partial_update.py writes them."""
+    every refresh), as benchmarks/partial_update.py writes them; `changed_rows`: as many rows
+    changed at every size (--changed-rows), else a fraction of the keys (--changed)."""
     def run(seconds: float, keys: int | None, path: str) -> dict:
         return {"seconds": seconds, "input_bytes": 3 << 20, "shuffle_write_bytes": 1 << 20, "path": path, "changed_keys": keys}
 
@@ -199,19 +200,25 @@ def _partial_update_results(changed_keys: dict[int, int]) -> dict:
               "setup_seconds": 60.0, "inputs_at_change": {"t1": facts, "t2": facts}, "tables_at_end": {"wide": facts},
               "shapes": {shape: [day(rows, keys)] for shape in ("all_inputs", "one_input")}}
              for rows, keys in changed_keys.items()]
-    return {"machine": {"spark": "3.5.9"}, "table_format": "delta", "k": 8, "days": 30, "changed": 0.01, "reps": 1,
+    return {"machine": {"spark": "3.5.9"}, "table_format": "delta", "k": 8, "days": 30, "changed": 0.01,
+            "changed_rows": changed_rows, "reps": 1,
             "daily_refresh": True, "shapes": ["all_inputs", "one_input"], "sizes": sizes}
 
 
 def test_the_partial_update_report_evaluates_the_targets_and_writes_its_notes():
     from benchmarks import partial_update
 
-    markdown = partial_update.markdown(_partial_update_results({2_000_000: 30_000, 16_000_000: 240_000}))
+    markdown = partial_update.markdown(_partial_update_results({2_000_000: 30_000, 16_000_000: 240_000}, changed_rows=20_000))
     # Refresh 16 s against a 160 s rebuild (10x); 16 s against 2 s at 2M (8x the keys).
     assert "| full rebuild ÷ refresh at 16M >= 10 | one_input | 10.00 met |" in markdown
     assert "| refresh at 16M ÷ refresh at 2M <= 1.5 | one_input | 8.00 MISSED |" in markdown
+    assert "change days of 20,000 rows of an input at every size" in markdown
+    # With the changed rows a fraction of the keys, two sizes' refreshes do not compare.
+    grown = partial_update.markdown(_partial_update_results({2_000_000: 30_000, 16_000_000: 240_000}))
+    assert "| refresh at 16M ÷ refresh at 2M <= 1.5 | one_input | not measured: the changed rows grew with the size" in grown
     notes = markdown.split("## Notes")[1]
-    assert "Above 50,000 changed keys" in notes and "`one_input` at 16M" in notes and "`one_input` at 2M" not in notes
+    assert "Above 50,000 changed keys the MERGE prunes its target before its join by a bloom filter" in notes
+    assert "`one_input` at 16M" in notes and "`one_input` at 2M" not in notes
     assert "equalled the full rebuild after each of the 4 change days" in notes
 
     small = partial_update.markdown(_partial_update_results({50_000: 750}))
