@@ -102,7 +102,7 @@
       input's changes, or none where that is not known (no extension, a scan sized only by the
       statistics it reports). -#}
   {%- set scans = state.get('scans') or [] -%}
-  {%- if not scans or (run_query("show functions like 'multijoin_scan_size'") | length) == 0 -%}
+  {%- if not scans or not dbt_multijoin._mj_has_function('multijoin_scan_size') -%}
     {{- return(none) -}}
   {%- endif -%}
   {%- set sizes = [] -%}
@@ -410,7 +410,7 @@
     {%- set hashes = run_query('select concat_ws(\', \', collect_set(' ~ literal ~ ')) as key_hashes from ' ~ key_table)[0]['key_hashes'] -%}
     {{- return('(' ~ key_null ~ ' or ' ~ target_hash ~ ' in (' ~ hashes ~ '))') -}}
   {%- endif -%}
-  {%- if (run_query("show functions like 'multijoin_bloom_filter'") | length) == 0 -%}
+  {%- if not dbt_multijoin._mj_has_function('multijoin_bloom_filter') -%}
     {%- do log("dbt_multijoin: " ~ model.name ~ ": the MERGE reads the whole target (" ~ key_count ~ " changed keys, more than dbt_multijoin_hash_list_limit " ~ limit ~ ", and no multijoin_bloom_filter: the extension is not loaded)", info=True) -%}
     {{- return(none) -}}
   {%- endif -%}

@@ -8,6 +8,13 @@
 {%- endmacro %}
 
 
+{% macro _mj_has_function(name) -%}
+  {#- Whether the session resolves the SQL function `name`: one of the extension's, which a jar
+      older than the function, or no extension at all, leaves out. -#}
+  {{- return((run_query("show functions like '" ~ name ~ "'") | length) > 0) -}}
+{%- endmacro %}
+
+
 {% macro _mj_missing_extension_help() -%}
   {#- How to load the extension where this target's Spark runs (see _target_kind.sql). -#}
   {%- set class = dbt_multijoin._mj_extension_class() -%}
