@@ -56,12 +56,17 @@ def rows(project, strategy: str) -> Counter:
     return project.rows(f"select ds, k, a_v, b_v from {project.table(f'wide_{strategy}')}")
 
 
+def operator(project, strategy: str) -> str:
+    """The join operator a strategy's model's last run recorded."""
+    return project.properties(f"wide_{strategy}")["dbt_multijoin.operator"]
+
+
 @pytest.fixture(scope="module")
 def runs(spark, table_format, tmp_path_factory) -> dict:
     """Every strategy's model in one project: built over days 20 and 21; then day 21 is restated,
     day 22 arrives and day 20 changes upstream (outside the run's range, ds 21 on); one run
     refreshes the incremental models, one `--full-refresh` rebuilds the last. Per model: its
-    rows after the build and after the refresh, and its properties; the inputs' rows as the
+    rows and recorded operator after the build and after the refresh; the inputs' rows as the
     refresh saw them, per range of days."""
     from testkit.dbt import PipelineProject
 
@@ -71,6 +76,7 @@ def runs(spark, table_format, tmp_path_factory) -> dict:
     daily_inputs(project, ["2026-11-20", "2026-11-21"], version=1)
     run(project, "--vars", "ds: '2026-11-20'")
     first = {s: rows(project, s) for s in STRATEGIES}
+    built_by = {s: operator(project, s) for s in STRATEGIES}
     daily_inputs(project, ["2026-11-20", "2026-11-21", "2026-11-22"], version=2)
     incremental = [f"wide_{s}" for s in STRATEGIES if s != "full_refresh"]
     run(project, "-s", *incremental, "--vars", "ds: '2026-11-21'")
@@ -78,7 +84,7 @@ def runs(spark, table_format, tmp_path_factory) -> dict:
     return dict(
         first=first,
         after={s: rows(project, s) for s in STRATEGIES},
-        operators={s: project.properties(f"wide_{s}")["dbt_multijoin.operator"] for s in STRATEGIES},
+        operators={s: (built_by[s], operator(project, s)) for s in STRATEGIES},
         from_day_21=expected(project, "coalesce(a.ds, b.ds) >= '2026-11-21'"),
         everything=expected(project),
         overwrite_mode=spark.conf.get("spark.sql.sources.partitionOverwriteMode"),
@@ -91,7 +97,7 @@ def day_20_as_built(runs, strategy: str) -> Counter:
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_every_run_joined_by_the_multi_join(runs, strategy):
-    assert runs["operators"][strategy] == "MultiJoin"
+    assert runs["operators"][strategy] == ("MultiJoin", "MultiJoin")
 
 
 def test_insert_overwrite_replaces_only_its_partitions(runs):

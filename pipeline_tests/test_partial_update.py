@@ -9,7 +9,6 @@ that change nothing. Every input keeps at most one row per key.
 from __future__ import annotations
 
 from hypothesis import example, given, settings
-from hypothesis import strategies as st
 
 from testkit.properties import PIPELINE_EXAMPLES, PIPELINE_SETTINGS
 from testkit.input_changes import BATCHES, HASH_LIST_LIMITS, INPUTS, TIES_AT_THE_MARK, Inputs, assert_merge_filter, full_rebuild, model_sql

@@ -120,7 +120,7 @@ EOF
 # own Ivy cache and temporary directory. Each run a "version|label|pytest arguments" line (or
 # "jvm|versions" for the JVM unit tests).
 worker() {
-  local n=$1 index spec version label args examples failed=0
+  local n=$1 index version label args examples failed=0
   write_spark_defaults "$n"
   while true; do
     index=$(next_run) || break
