@@ -9,7 +9,8 @@ import org.apache.spark.sql.catalyst.plans.physical.{Partitioning, PartitioningC
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.util.InternalRowComparableWrapper
 import org.apache.spark.sql.execution.{ColumnarRule, SparkPlan, UnaryExecNode}
-import org.apache.spark.sql.execution.exchange.{ENSURE_REQUIREMENTS, EnsureRequirements, ShuffleExchangeExec}
+import org.apache.spark.sql.connector.catalog.functions.ScalarFunction
+import org.apache.spark.sql.execution.exchange.{ENSURE_REQUIREMENTS, EnsureRequirements, REPARTITION_BY_NUM, ShuffleExchangeExec}
 import org.apache.spark.sql.internal.SQLConf
 
 /**
@@ -31,6 +32,10 @@ import org.apache.spark.sql.internal.SQLConf
  * every input lists the same distinct partition values in the same order, they sit at the same
  * partition index. [[KeyGroupedInputExec]] gives every input the sorted union of all the inputs'
  * values, one partition each, empty where the input has no rows of that value.
+ *
+ * Inputs in another layout (not bucketed, another bucket count, another key type) are shuffled
+ * into the layout of the others where the Spark line can shuffle by partition value (Spark 4:
+ * see [[UseKeyGroupedInputs]]); on Spark 3.5 every input is shuffled.
  */
 private[multijoin] object KeyGroupedInputs {
 
@@ -50,12 +55,25 @@ private[multijoin] object KeyGroupedInputs {
   }
 
   /**
+   * An input shuffled into the layout of the others (see [[UseKeyGroupedInputs]]) holds, besides
+   * the rows of each partition's value, the rows of values no other input has, spread over the
+   * partitions by hash. They can never meet a row of another input with an equal key: only
+   * inputs shuffled by the same value list (the same partitioner) have such rows. So such inputs
+   * can be read as they are, but never re-indexed onto other values: they must already list
+   * `values`.
+   */
+  def readableAt(layout: Layout, values: Seq[InternalRow]): Boolean =
+    !layout.shuffledInto || layout.wrapped == KeyGrouped.wrap(layout.expressions, values)
+
+  /**
    * A key-grouped input: its partitioning, and its shape: the partition expressions with each
    * key column replaced by its position in the key, so that two inputs' shapes are equal exactly
    * when they apply the same functions to the same key components.
    */
   case class Layout(partitioning: Partitioning, expressions: Seq[Expression],
       values: Seq[InternalRow], shape: Seq[Shape]) {
+    /** Shuffled into this layout by value: rows of values no input lists sit in other partitions. */
+    def shuffledInto: Boolean = KeyGrouped.mayContainUnknownKeys(partitioning)
     def wrapped: Seq[InternalRowComparableWrapper] = KeyGrouped.wrap(expressions, values)
     def sameValues(other: Layout): Boolean =
       partitioning.numPartitions == other.partitioning.numPartitions &&
@@ -68,8 +86,8 @@ private[multijoin] object KeyGroupedInputs {
   /** The key-grouped layout of `partitioning` over `key`, or why there is none. */
   def layout(key: Seq[Expression], partitioning: Partitioning): Either[String, Layout] = {
     val candidates = partitioning match {
-      case PartitioningCollection(ps) => ps.flatMap(p => KeyGrouped.unapply(p).map((p, _)))
-      case p => KeyGrouped.unapply(p).map((p, _)).toSeq
+      case PartitioningCollection(ps) => ps.flatMap(p => KeyGrouped.byValue(p).map((p, _)))
+      case p => KeyGrouped.byValue(p).map((p, _)).toSeq
     }
     if (candidates.isEmpty) {
       return Left(s"its partitioning is ${partitioning.getClass.getSimpleName}, not grouped by key")
@@ -88,11 +106,11 @@ private[multijoin] object KeyGroupedInputs {
         case other => (None, other)
       }
       val positions = key.indices.filter(c => key(c).semanticEquals(argument))
-      argument match {
-        case a: Attribute if positions.size == 1 => Right(Shape(function, positions.head, a.dataType.sql))
-        case _ => Left(s"its partition expression ${e.sql} is not a function of exactly one " +
-          s"component of its key ${key.map(_.sql).mkString("(", ", ", ")")}")
-      }
+      // A scan's partition expressions read its columns; an input shuffled into another's layout
+      // reads its key as the join does (`CAST(k AS BIGINT)` for an INT key joined to a BIGINT one).
+      if (positions.size == 1) Right(Shape(function, positions.head, argument.dataType.sql))
+      else Left(s"its partition expression ${e.sql} is not a function of exactly one " +
+        s"component of its key ${key.map(_.sql).mkString("(", ", ", ")")}")
     }
     shapes.collectFirst { case Left(reason) => Left(reason) }.getOrElse {
       val shape = shapes.map(_.toOption.get)
@@ -150,37 +168,62 @@ object UseKeyGroupedInputs extends Rule[SparkPlan] with Logging {
     // Nothing grouped by key: the ordinary case, nothing to say.
     if (!inputs.exists(i => keyGrouped(i.plan.outputPartitioning))) return None
     def describe(i: Int) = s"input ${i + 1} (${join.keys(i).map(_.sql).mkString(", ")})"
-    val unusable = inputs.zipWithIndex.collect { case (Input(_, Left(reason)), i) => s"${describe(i)}: $reason" }
-    if (unusable.nonEmpty) {
-      logFallback(join, s"not every input is read grouped by its key: ${unusable.mkString("; ")}")
+    // The layout most inputs share (the first input's among equals) is kept; the others are read
+    // as they are only if they all share it, else shuffled into it where the line can.
+    val usable = inputs.indices.filter(i => inputs(i).layout.isRight)
+    if (usable.isEmpty) {
+      val reasons = inputs.indices.map(i => s"${describe(i)}: ${inputs(i).layout.swap.toOption.get}")
+      logFallback(join, s"no input is read grouped by its key in a usable layout: ${reasons.mkString("; ")}")
       return None
     }
-    val layouts = inputs.map(_.layout.toOption.get)
-    val mismatched = layouts.indices.filter(i => layouts(i).shape != layouts.head.shape)
-    if (mismatched.nonEmpty) {
-      val shapes = layouts.indices.map { i =>
-        s"${describe(i)} by ${layouts(i).expressions.map(_.sql).mkString(", ")}"
-      }
-      logFallback(join, "the inputs are not grouped by the same functions of their keys " +
-        s"(${shapes.mkString("; ")})")
+    def layoutOf(i: Int): Layout = inputs(i).layout.toOption.get
+    val kept = usable.groupBy(i => layoutOf(i).shape).values.toSeq.maxBy(g => (g.size, -g.min)).sorted
+    val values = commonValues(kept.map(layoutOf))
+    val others = inputs.indices.filterNot(kept.contains)
+    def reasonOf(i: Int): String = inputs(i).layout match {
+      case Left(reason) => s"${describe(i)}: $reason"
+      case Right(l) => s"${describe(i)}: grouped by ${l.expressions.map(_.sql).mkString(", ")}, " +
+        s"not by ${layoutOf(kept.head).expressions.map(_.sql).mkString(", ")}"
+    }
+    if (!kept.forall(i => readableAt(layoutOf(i), values))) {
+      logFallback(join, "an input shuffled by partition value would have to be read in other partitions")
       return None
     }
-    val values = commonValues(layouts)
-    val children = inputs.map(input => KeyGroupedInputExec(input.plan, values))
+    val shuffled = others.map { i =>
+      i -> KeyGrouped.shuffledInto(layoutOf(kept.head).partitioning, join.keys(kept.head), join.keys(i), values)
+    }.toMap
+    val cannot = others.flatMap(i => shuffled(i).swap.toOption.map(why => s"${reasonOf(i)}, and $why"))
+    if (cannot.nonEmpty) {
+      logFallback(join, s"not every input is read grouped by its key: ${cannot.mkString("; ")}")
+      return None
+    }
+    val children = inputs.indices.map { i =>
+      // By number, not ENSURE_REQUIREMENTS: adaptive execution must not coalesce these
+      // partitions (the scans' partitions beside them stay as they are), and a later
+      // EnsureRequirements must not take the shuffle out.
+      if (kept.contains(i)) KeyGroupedInputExec(inputs(i).plan, values)
+      else ShuffleExchangeExec(shuffled(i).toOption.get, inputs(i).plan, REPARTITION_BY_NUM)
+    }
     val rewritten = join.copy(children = children)
     if (!rewritten.keyGroupedInputs) {
       logFallback(join, "the inputs' partition values could not be aligned")
       return None
     }
-    logInfo(s"${describe(0).capitalize} and the ${join.children.size - 1} others of the " +
-      s"multi-join are read grouped by ${layouts.head.expressions.map(_.sql).mkString(", ")} " +
-      s"into ${values.size} partitions, with no shuffle")
+    val layoutText = layoutOf(kept.head).expressions.map(_.sql).mkString(", ")
+    if (others.isEmpty) {
+      logInfo(s"${describe(0).capitalize} and the ${join.children.size - 1} others of the " +
+        s"multi-join are read grouped by $layoutText into ${values.size} partitions, with no shuffle")
+    } else {
+      logInfo(s"Multi-join on ${join.keys.head.map(_.sql).mkString(", ")}: " +
+        s"${kept.map(i => s"input ${i + 1}").mkString(", ")} read grouped by $layoutText into " +
+        s"${values.size} partitions with no shuffle; shuffled into that layout: ${others.map(reasonOf).mkString("; ")}")
+    }
     Some(rewritten)
   }
 
   private def keyGrouped(p: Partitioning): Boolean = p match {
     case PartitioningCollection(ps) => ps.exists(keyGrouped)
-    case other => KeyGrouped.unapply(other).isDefined
+    case other => KeyGrouped.byValue(other).isDefined
   }
 
   private def logFallback(join: MultiJoinExec, reason: String): Unit =
@@ -202,7 +245,7 @@ case class KeyGroupedInputExec(child: SparkPlan, values: Seq[InternalRow]) exten
   override def outputOrdering: Seq[SortOrder] = child.outputOrdering
 
   override protected def doExecute(): RDD[InternalRow] = {
-    val (expressions, childValues) = KeyGrouped.unapply(child.outputPartitioning).getOrElse(
+    val (expressions, childValues) = KeyGrouped.byValue(child.outputPartitioning).getOrElse(
       throw new IllegalStateException(s"$nodeName over a child no longer grouped by key"))
     val index = KeyGrouped.wrap(expressions, childValues).zipWithIndex.toMap
     val sources = KeyGrouped.wrap(expressions, values).map(index.getOrElse(_, -1)).toArray
@@ -257,17 +300,72 @@ private class PartitionsByValueRDD(prev: RDD[InternalRow], sources: Array[Int])
 private[multijoin] object KeyGrouped {
   private val ClassName = "org.apache.spark.sql.catalyst.plans.physical.KeyGroupedPartitioning"
 
+  private val UnknownKeys = "mayContainUnknownPartitionKeys"
+
   /**
    * Its partition expressions and values, unless a flag says a partition value may stand for
    * rows of other values too: partially clustered (a value split over several partitions) or,
-   * from Spark 4.1.4, possibly holding unknown partition keys. Flags a line lacks are false.
+   * on Spark 4, possibly holding unknown partition keys. Flags a line lacks are false.
    */
-  def unapply(p: Partitioning): Option[(Seq[Expression], Seq[InternalRow])] = p match {
-    case product: Product if p.getClass.getName == ClassName &&
-        !flag(p, "isPartiallyClustered") && !flag(p, "mayContainUnknownPartitionKeys") =>
+  def unapply(p: Partitioning): Option[(Seq[Expression], Seq[InternalRow])] =
+    byValue(p).filterNot(_ => mayContainUnknownKeys(p))
+
+  /**
+   * As [[unapply]], and also a partitioning shuffled by value that may hold rows of values it
+   * does not list (Spark 4's shuffle by partition value, see [[KeyGroupedInputs.readableAt]]).
+   */
+  def byValue(p: Partitioning): Option[(Seq[Expression], Seq[InternalRow])] = p match {
+    case product: Product if p.getClass.getName == ClassName && !flag(p, "isPartiallyClustered") =>
       Some((product.productElement(0).asInstanceOf[Seq[Expression]],
         product.productElement(2).asInstanceOf[Seq[InternalRow]]))
     case _ => None
+  }
+
+  def mayContainUnknownKeys(p: Partitioning): Boolean = flag(p, UnknownKeys)
+
+  /**
+   * The partitioning that shuffles an input on `key` into the layout `template` (another input's
+   * key-grouped partitioning, over its key `templateKey`), at `values`: the template's partition
+   * expressions over this input's key, flagged as possibly holding unknown keys (a row whose value
+   * is not in `values` goes to a partition by hash). Only where the line can shuffle by partition
+   * value (Spark 4's KeyGroupedPartitioner), every expression is evaluable (a transform with a
+   * scalar function) and the keys have the same types; else why not.
+   */
+  def shuffledInto(template: Partitioning, templateKey: Seq[Expression], key: Seq[Expression],
+      values: Seq[InternalRow]): Either[String, Partitioning] = {
+    val (expressions, _) = byValue(template).get
+    val names = fieldNames(template)
+    if (!CanShuffleByValue || !names.contains(UnknownKeys)) {
+      Left("this Spark line cannot shuffle an input by partition value (Spark 4 can)")
+    } else if (templateKey.map(_.dataType) != key.map(_.dataType)) {
+      Left("its key's types differ from the others'")
+    } else if (!expressions.forall(_.find {
+        case t: TransformExpression => !t.function.isInstanceOf[ScalarFunction[_]]
+        case _ => false
+      }.isEmpty)) {
+      Left("a partition transform cannot be computed on its rows")
+    } else {
+      val overKey = expressions.map(_.transformUp {
+        case a: Attribute if templateKey.exists(_.semanticEquals(a)) => key(templateKey.indexWhere(_.semanticEquals(a)))
+      })
+      val fields = Map("expressions" -> overKey, "numPartitions" -> Int.box(values.size),
+        "partitionValues" -> values, "originalPartitionValues" -> values,
+        "isPartiallyClustered" -> java.lang.Boolean.FALSE, UnknownKeys -> java.lang.Boolean.TRUE)
+      Right(rebuilt(template, fields.collect { case (name, value) if names.contains(name) => names.indexOf(name) -> value }))
+    }
+  }
+
+  /** Spark 4 shuffles rows into a key-grouped partitioning by their partition values. */
+  private lazy val CanShuffleByValue: Boolean =
+    scala.util.Try(Class.forName("org.apache.spark.KeyGroupedPartitioner")).isSuccess
+
+  /** Its constructor's parameter names in order (Scala 2.13's productElementName), or none. */
+  private def fieldNames(p: Partitioning): Seq[String] = {
+    val product = p.asInstanceOf[Product]
+    scala.util.Try {
+      val name = p.getClass.getMethod("productElementName", classOf[Int])
+      (0 until product.productArity).map(i => name.invoke(p, Int.box(i)).asInstanceOf[String])
+    }.getOrElse(Nil)
   }
 
   private def flag(p: Partitioning, name: String): Boolean =
@@ -275,11 +373,13 @@ private[multijoin] object KeyGrouped {
       .exists(_.invoke(p) == java.lang.Boolean.TRUE)
 
   /** `p` with one partition per value of `values`, in that order, its other fields kept. */
-  def withValues(p: Partitioning, values: Seq[InternalRow]): Partitioning = {
-    val product = p.asInstanceOf[Product]
-    val args = product.productIterator.map(_.asInstanceOf[AnyRef]).toArray
-    args(1) = Int.box(values.size)
-    args(2) = values
+  def withValues(p: Partitioning, values: Seq[InternalRow]): Partitioning =
+    rebuilt(p, Map(1 -> Int.box(values.size), 2 -> values))
+
+  /** `p` rebuilt with the fields at the given positions replaced, the others kept. */
+  private def rebuilt(p: Partitioning, fields: Map[Int, AnyRef]): Partitioning = {
+    val args = p.asInstanceOf[Product].productIterator.map(_.asInstanceOf[AnyRef]).toArray
+    fields.foreach { case (i, value) => args(i) = value }
     val constructor = p.getClass.getConstructors.find(_.getParameterCount == args.length).get
     constructor.newInstance(args: _*).asInstanceOf[Partitioning]
   }
