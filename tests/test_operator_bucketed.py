@@ -219,11 +219,10 @@ def test_an_input_in_another_layout_is_shuffled_into_the_others(ispark, extensio
             "unbucketed driver": None}[layout]
     key_type = "INT" if layout == "other column type" else "BIGINT"
     odd_at = 0 if layout == "unbucketed driver" else 2
-    tables = [
-        bucketed_table(ispark, keyed_rows(30, i + 1, i + 1), f"k {key_type}, v{i + 1} BIGINT", spec) if i == odd_at
-        else bucketed_table(ispark, keyed_rows(30, i + 1, i + 1), f"k BIGINT, v{i + 1} BIGINT", "bucket(8, k)")
-        for i in range(3)
-    ]
+    tables = [bucketed_table(ispark, keyed_rows(30, i + 1, i + 1),
+                             f"k {key_type if i == odd_at else 'BIGINT'}, v{i + 1} BIGINT",
+                             spec if i == odd_at else "bucket(8, k)")
+              for i in range(3)]
     for join_type in ("full", "left"):
         mark = extension_log.mark()
         hinted = assert_same_rows(ispark, chain(tables, join_type, ["k"], True), chain(tables, join_type, ["k"], False))

@@ -63,7 +63,7 @@ private[multijoin] object KeyGroupedInputs {
    * `values`.
    */
   def readableAt(layout: Layout, values: Seq[InternalRow]): Boolean =
-    !layout.shuffledInto || layout.wrapped == KeyGrouped.wrap(layout.expressions, values)
+    !layout.shuffledByValue || layout.wrapped == KeyGrouped.wrap(layout.expressions, values)
 
   /**
    * A key-grouped input: its partitioning, and its shape: the partition expressions with each
@@ -73,7 +73,7 @@ private[multijoin] object KeyGroupedInputs {
   case class Layout(partitioning: Partitioning, expressions: Seq[Expression],
       values: Seq[InternalRow], shape: Seq[Shape]) {
     /** Shuffled into this layout by value: rows of values no input lists sit in other partitions. */
-    def shuffledInto: Boolean = KeyGrouped.mayContainUnknownKeys(partitioning)
+    def shuffledByValue: Boolean = KeyGrouped.mayContainUnknownKeys(partitioning)
     def wrapped: Seq[InternalRowComparableWrapper] = KeyGrouped.wrap(expressions, values)
     def sameValues(other: Layout): Boolean =
       partitioning.numPartitions == other.partitioning.numPartitions &&
@@ -303,16 +303,10 @@ private[multijoin] object KeyGrouped {
   private val UnknownKeys = "mayContainUnknownPartitionKeys"
 
   /**
-   * Its partition expressions and values, unless a flag says a partition value may stand for
-   * rows of other values too: partially clustered (a value split over several partitions) or,
-   * on Spark 4, possibly holding unknown partition keys. Flags a line lacks are false.
-   */
-  def unapply(p: Partitioning): Option[(Seq[Expression], Seq[InternalRow])] =
-    byValue(p).filterNot(_ => mayContainUnknownKeys(p))
-
-  /**
-   * As [[unapply]], and also a partitioning shuffled by value that may hold rows of values it
-   * does not list (Spark 4's shuffle by partition value, see [[KeyGroupedInputs.readableAt]]).
+   * Its partition expressions and values, unless it is partially clustered (a value split over
+   * several partitions; a flag a line lacks is false). A partitioning shuffled by value
+   * (Spark 4's `mayContainUnknownPartitionKeys`) also holds rows of values it does not list:
+   * see [[mayContainUnknownKeys]] and [[KeyGroupedInputs.readableAt]].
    */
   def byValue(p: Partitioning): Option[(Seq[Expression], Seq[InternalRow])] = p match {
     case product: Product if p.getClass.getName == ClassName && !flag(p, "isPartiallyClustered") =>
