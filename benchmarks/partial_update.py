@@ -52,7 +52,7 @@ from pathlib import Path
 
 from benchmarks.report import _table, rows_label, write_results
 from benchmarks.run import _machine, list_arg, log, rows_arg, rows_list_arg
-from benchmarks.stages import io_since, last_stage_id
+from benchmarks.stages import executions_since, io_since, last_execution_id, last_stage_id, stages_since
 from benchmarks.workload import SCRAMBLE
 
 HERE = Path(__file__).resolve().parent
@@ -254,10 +254,12 @@ def _new_log_text(path: Path, offset: int) -> str:
 
 def dbt_run(spark, project, model: str, *extra: str) -> dict:
     """One timed `dbt run -s model`: its seconds, what its stages read and shuffled, the path a
-    changed_keys run took and its changed keys, from the dbt log."""
+    changed_keys run took and its changed keys (from the dbt log), its longest statements by the
+    dbt log and its longest SQL executions by Spark, and its longest stages' task, CPU and GC
+    seconds (what tells a statement's own work from the client's, or from the JIT's)."""
     dbt_log = project.root / "logs" / "dbt.log"
     offset = dbt_log.stat().st_size if dbt_log.exists() else 0
-    before = last_stage_id(spark)
+    before, before_execution = last_stage_id(spark), last_execution_id(spark)
     start = time.perf_counter()
     result = project.dbt("run", "-s", model, *extra)
     seconds = time.perf_counter() - start
@@ -269,7 +271,9 @@ def dbt_run(spark, project, model: str, *extra: str) -> dict:
     lines = [line[line.index(marker):] for line in text.splitlines() if marker in line]
     keys = [int(m.group(1)) for line in lines if (m := re.search(r": (\d+) changed keys", line))]
     return {"seconds": seconds, **io, "path": path_taken(lines), "changed_keys": keys[-1] if keys else None,
-            "log": lines, "statements": statement_seconds(text, model)}
+            "log": lines, "statements": statement_seconds(text, model),
+            "executions": executions_since(spark, before_execution),
+            "stage_timings": sorted(stages_since(spark, before)["stage_timings"], key=lambda t: -(t["wall_seconds"] or 0))[:8]}
 
 
 _STAMP = re.compile(r"^(\d\d):(\d\d):(\d\d\.\d+) ")
@@ -503,6 +507,17 @@ def markdown(results: dict) -> str:
         for seconds, statement in median_run.get("statements", [])[:6]:
             rows.append([shape, f"{seconds:.2f}", f"{seconds / median_run['seconds']:.0%}", f"`{statement}`"])
     lines += _table(["shape", "s", "of the refresh", "statement"], rows)
+    rows = []
+    for shape in shapes:
+        runs = sorted((m["refresh"] for m in large["shapes"][shape]), key=lambda run: run["seconds"])
+        median_run = runs[len(runs) // 2]
+        for seconds, root in median_run.get("executions", [])[:3]:
+            rows.append([shape, f"{seconds:.2f}", f"`{root}`"])
+    if rows:
+        lines += ["The same refreshes' longest SQL executions as Spark timed them (from submission to completion, "
+                  "without the client's parsing and its work after the statement), by the root of their plan "
+                  "(`WriteDelta`/`ReplaceData`: a MERGE's write).", ""]
+        lines += _table(["shape", "s", "plan root"], rows)
 
     lines += ["## Notes", ""] + [f"- {note}" for note in notes(results)]
     return "\n".join(lines).rstrip() + "\n"

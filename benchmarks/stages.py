@@ -81,3 +81,29 @@ def io_since(spark, after_stage_id: int) -> dict:
         totals["shuffle_write_bytes"] += int(stage.shuffleWriteBytes())
         totals["shuffle_read_bytes"] += int(stage.shuffleReadBytes())
     return totals
+
+
+def last_execution_id(spark) -> int:
+    store = spark._jsparkSession.sharedState().statusStore()
+    executions = store.executionsList()
+    return max((int(executions.apply(i).executionId()) for i in range(executions.size())), default=-1)
+
+
+def executions_since(spark, after_execution_id: int, most: int = 8) -> list[list]:
+    """The SQL executions with an id above `after_execution_id`, the longest `most`, as
+    [seconds from submission to completion, the plan's root node]: what Spark itself spent on
+    each statement, beside the dbt log's timing of it (which also counts the client's work after
+    a statement until the next one is sent)."""
+    settle(spark)
+    store = spark._jsparkSession.sharedState().statusStore()
+    executions = store.executionsList()
+    found = []
+    for i in range(executions.size()):
+        execution = executions.apply(i)
+        if int(execution.executionId()) <= after_execution_id or not execution.completionTime().isDefined():
+            continue
+        seconds = (execution.completionTime().get().getTime() - int(execution.submissionTime())) / 1e3
+        plan = str(execution.physicalPlanDescription())
+        root = next((line.strip() for line in plan.splitlines() if line.strip() and not line.startswith("==")), "")
+        found.append([round(seconds, 3), root[:90]])
+    return sorted(found, key=lambda e: -e[0])[:most]
