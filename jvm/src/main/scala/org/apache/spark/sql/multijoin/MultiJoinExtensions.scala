@@ -28,8 +28,9 @@ import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo, Li
  *
  * SQL functions come with it, for the dbt materialization: `multijoin_version()`,
  * `multijoin_scan_size(sql)` (what a query's scans will read, see [[ScanSize]]), which it logs per
- * input, and `multijoin_bloom_filter` / `multijoin_might_contain` (see [[BloomFilterFunctions]]),
- * which keep a changed_keys MERGE's target side to the rows it replaces.
+ * input, and `multijoin_hash_in` (see [[MultiJoinHashIn]]) and `multijoin_bloom_filter` /
+ * `multijoin_might_contain` (see [[BloomFilterFunctions]]), which keep a changed_keys MERGE's
+ * target side to the rows it replaces.
  */
 class MultiJoinExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
@@ -51,6 +52,7 @@ class MultiJoinExtensions extends (SparkSessionExtensions => Unit) {
     extensions.injectFunction(ScanSize.function)
     extensions.injectFunction(BloomFilterFunctions.aggregate)
     extensions.injectFunction(BloomFilterFunctions.probe)
+    extensions.injectFunction(MultiJoinHashIn.function)
   }
 }
 
