@@ -10,7 +10,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 
 from testkit.properties import PIPELINE_EXAMPLES, PIPELINE_SETTINGS
-from testkit.input_changes import BATCHES, HASH_LIST_LIMITS, INPUTS, Inputs, assert_merge_filter, full_rebuild, model_sql
+from testkit.input_changes import BATCHES, FIRST_MERGE_FILTER, INPUTS, Inputs, assert_merge_filter, full_rebuild, merge_filter, model_sql, nth_merge_filter
 
 
 def assert_equals_full_rebuild(project, run) -> None:
@@ -21,8 +21,8 @@ def assert_equals_full_rebuild(project, run) -> None:
 
 
 @settings(max_examples=PIPELINE_EXAMPLES, **PIPELINE_SETTINGS)
-@given(batches=BATCHES, hash_list_limit=HASH_LIST_LIMITS)
-def test_changed_keys_equals_full_rebuild(spark, table_format, tmp_path_factory, batches, hash_list_limit):
+@given(batches=BATCHES, first_filter=FIRST_MERGE_FILTER)
+def test_changed_keys_equals_full_rebuild(spark, table_format, tmp_path_factory, batches, first_filter):
     from testkit.dbt import PipelineProject
 
     project = PipelineProject.create(spark, tmp_path_factory.mktemp("changed-keys"), table_format)
@@ -31,12 +31,14 @@ def test_changed_keys_equals_full_rebuild(spark, table_format, tmp_path_factory,
     project.sources(*INPUTS)
     project.model("wide", model_sql())
     assert_equals_full_rebuild(project, project.dbt("run", "-s", "wide"))
-    for batch in batches:
+    for run_index, batch in enumerate(batches):
         for op in batch:
             inputs.apply(op)
-        run = project.dbt("run", "-s", "wide", "--vars", f"dbt_multijoin_hash_list_limit: {hash_list_limit}")
+        kind = nth_merge_filter(first_filter, run_index)
+        with merge_filter(spark, kind) as hash_list_limit:
+            run = project.dbt("run", "-s", "wide", "--vars", f"dbt_multijoin_hash_list_limit: {hash_list_limit}")
         assert_equals_full_rebuild(project, run)
-        assert_merge_filter(run.output, hash_list_limit)
+        assert_merge_filter(run.output, kind)
         assert not [t for t in project.tables() if "__dbt_mj_" in t]  # no key or rows table left
         # nor a temporary view of an input's changes (dbt runs in this SparkSession)
         assert not [r.tableName for r in spark.sql("show tables").collect() if "__dbt_mj_" in r.tableName]

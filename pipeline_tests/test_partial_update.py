@@ -11,7 +11,7 @@ from __future__ import annotations
 from hypothesis import example, given, settings
 
 from testkit.properties import PIPELINE_EXAMPLES, PIPELINE_SETTINGS
-from testkit.input_changes import BATCHES, HASH_LIST_LIMITS, INPUTS, TIES_AT_THE_MARK, Inputs, assert_merge_filter, full_rebuild, model_sql
+from testkit.input_changes import BATCHES, FIRST_MERGE_FILTER, INPUTS, TIES_AT_THE_MARK, Inputs, assert_merge_filter, full_rebuild, merge_filter, model_sql, nth_merge_filter
 
 # A key moved away from b and deleted there while a and c still hold it, a key only b held
 # deleted (its row must go), and a change of every input on one key in one run. Pinned with the
@@ -32,9 +32,9 @@ def run_log(project) -> str:
 
 
 @settings(max_examples=PIPELINE_EXAMPLES, **PIPELINE_SETTINGS)
-@given(batches=BATCHES, hash_list_limit=HASH_LIST_LIMITS)
-@example(batches=KEY_LEAVES_ONE_INPUT + TIES_AT_THE_MARK, hash_list_limit=0)
-def test_partial_update_equals_full_rebuild(spark, table_format, tmp_path_factory, batches, hash_list_limit):
+@given(batches=BATCHES, first_filter=FIRST_MERGE_FILTER)
+@example(batches=KEY_LEAVES_ONE_INPUT + TIES_AT_THE_MARK, first_filter=0)
+def test_partial_update_equals_full_rebuild(spark, table_format, tmp_path_factory, batches, first_filter):
     from testkit.dbt import PipelineProject
 
     project = PipelineProject.create(spark, tmp_path_factory.mktemp("partial-update"), table_format)
@@ -43,13 +43,15 @@ def test_partial_update_equals_full_rebuild(spark, table_format, tmp_path_factor
     project.sources(*INPUTS)
     project.model("wide", model_sql(one_row_per_key=True))
     assert_equals_full_rebuild(project, project.dbt("run", "-s", "wide"))
-    for batch in batches:
+    for run_index, batch in enumerate(batches):
         for op in batch:
             inputs.apply(op)
-        run = project.dbt("run", "-s", "wide", "--vars", f"dbt_multijoin_hash_list_limit: {hash_list_limit}")
+        kind = nth_merge_filter(first_filter, run_index)
+        with merge_filter(spark, kind) as hash_list_limit:
+            run = project.dbt("run", "-s", "wide", "--vars", f"dbt_multijoin_hash_list_limit: {hash_list_limit}")
         assert_equals_full_rebuild(project, run)
         assert "wide: partial update" in run_log(project)
-        assert_merge_filter(run.output, hash_list_limit)
+        assert_merge_filter(run.output, kind)
         assert not [t for t in project.tables() if "__dbt_mj_" in t]
         assert not [r.tableName for r in spark.sql("show tables").collect() if "__dbt_mj_" in r.tableName]
     properties = project.properties("wide")

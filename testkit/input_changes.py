@@ -17,8 +17,9 @@ the mark is never generated: a column cannot show it (docs/dbt_package.md says s
 
 from __future__ import annotations
 
+import contextlib
 import re
-from typing import Callable
+from typing import Callable, Iterator
 
 from hypothesis import strategies as st
 
@@ -35,10 +36,18 @@ advance = st.tuples(st.just("advance"), st.just("a"), st.just(0), st.just(0))
 # update, both stamped 1000 (the clock has not moved on), touching keys no other input changes
 # in that run.
 TIES_AT_THE_MARK = [[("insert", "a", 3, 5)], [("update", "c", 0, 9), ("insert", "c", 5, 1)]]
-# The MERGE's filter of the target's rows (_mj_replaced_rows_filter): the changed keys' hashes
-# listed in the SQL (the default limit, more keys than any test changes), or, above the project
-# var dbt_multijoin_hash_list_limit (here 0), a bloom filter of them.
-HASH_LIST_LIMITS = st.sampled_from([0, 50000])
+# The MERGE's filter of the target's rows (_mj_replaced_rows_filter, set up by merge_filter): the
+# changed keys' exact hashes, looked up by multijoin_hash_in (under the default limit, more keys
+# than any test changes); the same hashes as an IN list, as in a session whose jar predates that
+# function; or, above the project var dbt_multijoin_hash_list_limit (here 0), a bloom filter.
+# An example's runs take them in turn from a drawn first one, so that every example of 3 runs
+# or more, pinned ones included, goes through all three.
+MERGE_FILTERS = ("exact", "in_list", "bloom")
+FIRST_MERGE_FILTER = st.integers(0, len(MERGE_FILTERS) - 1)
+
+
+def nth_merge_filter(first: int, run: int) -> str:
+    return MERGE_FILTERS[(first + run) % len(MERGE_FILTERS)]
 BATCHES = st.lists(st.lists(st.one_of(insert, insert, update, move, delete, advance), min_size=1, max_size=6), min_size=1, max_size=3)
 
 
@@ -148,10 +157,30 @@ class Inputs:
             self.execute(f"delete from {table} where id = {row}")
 
 
-def assert_merge_filter(output: str, hash_list_limit: int) -> None:
-    """A run that changed keys filtered the MERGE's target by a bloom filter of them when it had
-    more changed keys than `hash_list_limit`, by their listed hashes otherwise."""
+@contextlib.contextmanager
+def merge_filter(spark, kind: str) -> Iterator[int]:
+    """A run whose MERGE filters its target by `kind` (MERGE_FILTERS): yields the
+    dbt_multijoin_hash_list_limit to run it with. For "in_list", multijoin_hash_in is dropped from
+    the session's function registry while the run lasts (a jar older than the function), and put
+    back after."""
+    limit = 0 if kind == "bloom" else 50000
+    if kind != "in_list":
+        yield limit
+        return
+    registry = spark._jsparkSession.sessionState().functionRegistry()
+    name = spark._jvm.org.apache.spark.sql.catalyst.FunctionIdentifier("multijoin_hash_in")
+    info, builder = registry.lookupFunction(name).get(), registry.lookupFunctionBuilder(name).get()
+    registry.dropFunction(name)
+    try:
+        yield limit
+    finally:
+        registry.registerFunction(name, info, builder)
+
+
+def assert_merge_filter(output: str, kind: str) -> None:
+    """A run that changed keys filtered the MERGE's target by `kind` (merge_filter), and said so."""
     counts = [int(m.group(1)) for m in re.finditer(r": (\d+) changed keys", output)]
     assert counts, output
-    bloom = "the MERGE reads the target through a bloom filter" in output
-    assert bloom == (counts[-1] > hash_list_limit), output
+    said = {"exact": "the exact hashes", "in_list": "an IN list", "bloom": "a bloom filter"}
+    for each, words in said.items():
+        assert (f"the MERGE reads the target through {words}" in output) == (counts[-1] > 0 and each == kind), output
