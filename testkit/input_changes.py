@@ -48,6 +48,8 @@ FIRST_MERGE_FILTER = st.integers(0, len(MERGE_FILTERS) - 1)
 
 def nth_merge_filter(first: int, run: int) -> str:
     return MERGE_FILTERS[(first + run) % len(MERGE_FILTERS)]
+
+
 BATCHES = st.lists(st.lists(st.one_of(insert, insert, update, move, delete, advance), min_size=1, max_size=6), min_size=1, max_size=3)
 
 
