@@ -500,24 +500,20 @@ def markdown(results: dict) -> str:
     lines += [f"## Where a refresh's time goes, {large['rows']:,} keys per input", "",
               "The longest statements of the median refresh of each shape, each timed in the dbt log from "
               "the line sending it to the next statement's (a query's fetch and the Jinja after it count to it).", ""]
-    rows = []
+    rows, execution_rows = [], []
     for shape in shapes:
         runs = sorted((m["refresh"] for m in large["shapes"][shape]), key=lambda run: run["seconds"])
         median_run = runs[len(runs) // 2]
         for seconds, statement in median_run.get("statements", [])[:6]:
             rows.append([shape, f"{seconds:.2f}", f"{seconds / median_run['seconds']:.0%}", f"`{statement}`"])
-    lines += _table(["shape", "s", "of the refresh", "statement"], rows)
-    rows = []
-    for shape in shapes:
-        runs = sorted((m["refresh"] for m in large["shapes"][shape]), key=lambda run: run["seconds"])
-        median_run = runs[len(runs) // 2]
         for seconds, root in median_run.get("executions", [])[:3]:
-            rows.append([shape, f"{seconds:.2f}", f"`{root}`"])
-    if rows:
+            execution_rows.append([shape, f"{seconds:.2f}", f"`{root}`"])
+    lines += _table(["shape", "s", "of the refresh", "statement"], rows)
+    if execution_rows:
         lines += ["The same refreshes' longest SQL executions as Spark timed them (from submission to completion, "
                   "without the client's parsing and its work after the statement), by the root of their plan "
                   "(`WriteDelta`/`ReplaceData`: a MERGE's write).", ""]
-        lines += _table(["shape", "s", "plan root"], rows)
+        lines += _table(["shape", "s", "plan root"], execution_rows)
 
     lines += ["## Notes", ""] + [f"- {note}" for note in notes(results)]
     return "\n".join(lines).rstrip() + "\n"
