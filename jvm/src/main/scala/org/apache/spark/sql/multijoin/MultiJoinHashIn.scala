@@ -2,7 +2,7 @@ package org.apache.spark.sql.multijoin
 
 import java.nio.ByteBuffer
 
-import org.apache.spark.sql.catalyst.FunctionIdentifier
+import org.apache.spark.sql.catalyst.{FunctionIdentifier, InternalRow}
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
 import org.apache.spark.sql.catalyst.expressions.{BinaryExpression, Expression, ExpressionInfo, ImplicitCastInputTypes, Predicate}
 import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode}
@@ -44,7 +44,7 @@ case class MultiJoinHashIn(hashes: Expression, hash: Expression)
   @transient private lazy val set: LongHashSet = MultiJoinHashIn.setOf(hashes.eval())
 
   // The hashes are a constant: only a NULL hash makes the result NULL.
-  override def eval(input: org.apache.spark.sql.catalyst.InternalRow): Any = {
+  override def eval(input: InternalRow): Any = {
     val value = hash.eval(input)
     if (value == null) null else set.contains(value.asInstanceOf[Long])
   }

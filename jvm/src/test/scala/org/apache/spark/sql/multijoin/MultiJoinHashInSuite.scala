@@ -7,7 +7,7 @@ import scala.util.Random
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, Literal}
 import org.apache.spark.sql.catalyst.expressions.codegen.GenerateUnsafeProjection
-import org.apache.spark.sql.types.LongType
+import org.apache.spark.sql.types.{BinaryType, LongType}
 import org.scalatest.funsuite.AnyFunSuite
 
 /**
@@ -61,7 +61,7 @@ class MultiJoinHashInSuite extends AnyFunSuite {
     val partial = intercept[IllegalArgumentException](
       build(Seq(Literal(Array[Byte](1, 2, 3)), hash)).eval(InternalRow(1L)))
     assert(partial.getMessage.contains("multijoin_hash_in: hashes must be whole 8-byte longs, got 3 bytes"))
-    val notConstant = build(Seq(BoundReference(1, org.apache.spark.sql.types.BinaryType, nullable = true), hash))
+    val notConstant = build(Seq(BoundReference(1, BinaryType, nullable = true), hash))
     assert(notConstant.checkInputDataTypes().isFailure)
     assert(intercept[IllegalArgumentException](build(Seq(hash))).getMessage.contains("two arguments"))
   }
