@@ -261,7 +261,7 @@ def test_whole_wave_ranges_cover_the_partitions_evenly(spark, data):
     array = gateway.new_array(gateway.jvm.long, len(sizes))
     for i, size in enumerate(sizes):
         array[i] = size
-    found = spark._jvm.org.apache.spark.sql.multijoin.CoalesceToWholeWaves.ranges(array, count)
+    found = spark._jvm.org.apache.spark.sql.multijoin.execution.CoalesceToWholeWaves.ranges(array, count)
     ranges = [(found.apply(i)._1(), found.apply(i)._2()) for i in range(found.size())]
     assert len(ranges) == count
     assert ranges[0][0] == 0 and ranges[-1][1] == len(sizes)

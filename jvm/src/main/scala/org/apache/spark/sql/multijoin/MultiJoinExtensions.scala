@@ -3,6 +3,12 @@ package org.apache.spark.sql.multijoin
 import org.apache.spark.sql.SparkSessionExtensions
 import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo, Literal}
+import org.apache.spark.sql.multijoin.bloom.{BloomFilterFunctions, MultiJoinHashIn, RuntimeBloomFilter}
+import org.apache.spark.sql.multijoin.execution.CoalesceToWholeWaves
+import org.apache.spark.sql.multijoin.loading.{ExtensionClassLoading, SparkVersionGuard}
+import org.apache.spark.sql.multijoin.logical.{MultiJoinStrategy, PushFilterThroughMultiJoinHint, ResolveMultiJoinHint}
+import org.apache.spark.sql.multijoin.recognition.CollapseMultiJoinChain
+import org.apache.spark.sql.multijoin.storage.{ScanSize, UseKeyGroupedInputs, UseKeyGroupedInputsColumnarRule}
 
 /**
  * Entry point, loaded with `spark.sql.extensions=org.apache.spark.sql.multijoin.MultiJoinExtensions`.

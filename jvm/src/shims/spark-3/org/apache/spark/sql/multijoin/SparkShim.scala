@@ -3,6 +3,7 @@ package org.apache.spark.sql.multijoin
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{Expression, NullIntolerant}
 import org.apache.spark.sql.execution.{CommandExecutionMode, ExternalAppendOnlyUnsafeRowArray, QueryExecution}
+import org.apache.spark.sql.multijoin.execution.ExternalSorterArguments
 import org.apache.spark.util.collection.unsafe.sort.UnsafeExternalSorter
 
 /**

@@ -4,6 +4,7 @@ import org.apache.spark.internal.config
 import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.execution.{CommandExecutionMode, ExternalAppendOnlyUnsafeRowArray, QueryExecution}
+import org.apache.spark.sql.multijoin.execution.ExternalSorterArguments
 import org.apache.spark.util.collection.unsafe.sort.UnsafeExternalSorter
 
 /**

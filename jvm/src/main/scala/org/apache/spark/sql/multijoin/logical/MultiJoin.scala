@@ -1,0 +1,74 @@
+package org.apache.spark.sql.multijoin.logical
+
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
+import org.apache.spark.sql.catalyst.plans.{FullOuter, Inner, JoinType, LeftOuter}
+import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, Statistics}
+import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.SparkStrategy
+import org.apache.spark.sql.multijoin.MultiJoinConf
+import org.apache.spark.sql.multijoin.execution.MultiJoinExec
+
+/**
+ * N inputs joined at once on one shared key, with the semantics of docs/semantics.md.
+ * FULL (nested coalesce): for each non-null key, the product over the inputs of their matching
+ * rows (or one null row where an input has none); every row whose key has a null component once,
+ * null-padded. LEFT: the same, restricted to the keys and null-key rows of the first input.
+ * INNER: the keys present in every input.
+ *
+ * @param keys one key per input, each of the same arity and the same data types (the chain's
+ *             implicit casts are already applied), each over its own input only. A nested Seq
+ *             of expressions, so that `references` sees them (ColumnPruning relies on it).
+ */
+case class MultiJoin(children: Seq[LogicalPlan], keys: Seq[Seq[Expression]], joinType: JoinType)
+  extends LogicalPlan {
+
+  require(children.size >= 2 && children.size == keys.size, "one key per input, two inputs at least")
+
+  override def output: Seq[Attribute] = MultiJoin.output(joinType, children.map(_.output))
+
+  override def maxRows: Option[Long] = None
+
+  // Spark's default for non-leaf nodes multiplies the children's sizes; a full outer join on a
+  // shared key produces about the sum.
+  override def stats: Statistics = Statistics(sizeInBytes = children.map(_.stats.sizeInBytes).sum)
+
+  override def simpleString(maxFields: Int): String = MultiJoin.describe(joinType, keys)
+
+  override protected def withNewChildrenInternal(newChildren: IndexedSeq[LogicalPlan]): MultiJoin =
+    copy(children = newChildren)
+}
+
+object MultiJoin {
+  /** How EXPLAIN shows the logical node and the operator alike. */
+  def describe(joinType: JoinType, keys: Seq[Seq[Expression]]): String =
+    s"MultiJoin $joinType, ${keys.size} inputs, keys=" +
+      keys.map(_.map(_.sql).mkString("(", ", ", ")")).mkString("[", ", ", "]")
+
+  /**
+   * The inputs' columns side by side. An input that may be missing from a row (every input of a
+   * FULL join, all but the driver of a LEFT one) shows its columns as nullable, whatever it
+   * declared: consumers must check for null.
+   */
+  def output(joinType: JoinType, inputs: Seq[Seq[Attribute]]): Seq[Attribute] =
+    inputs.zipWithIndex.flatMap { case (attributes, i) =>
+      if (mayBeMissing(joinType, i)) attributes.map(_.withNullability(true)) else attributes
+    }
+
+  /** Whether a combination may lack a row of input `input`: FULL any, LEFT all but the driver. */
+  def mayBeMissing(joinType: JoinType, input: Int): Boolean = joinType match {
+    case FullOuter => true
+    case LeftOuter => input > 0
+    case Inner => false
+    case other => throw new IllegalStateException(s"MultiJoin does not support $other")
+  }
+}
+
+/** Plans [[MultiJoin]]; EnsureRequirements then adds one shuffle per input. */
+object MultiJoinStrategy extends SparkStrategy {
+  override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
+    case MultiJoin(children, keys, joinType) =>
+      val reportsCoalescedKey = joinType == FullOuter && MultiJoinConf.fullOutputPartitioning
+      MultiJoinExec(keys, joinType, children.map(planLater), reportsCoalescedKey) :: Nil
+    case _ => Nil
+  }
+}

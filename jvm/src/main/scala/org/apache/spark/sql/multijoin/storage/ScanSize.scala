@@ -1,0 +1,240 @@
+package org.apache.spark.sql.multijoin.storage
+
+import scala.collection.mutable
+import scala.util.control.NonFatal
+
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.catalyst.{FunctionIdentifier, InternalRow}
+import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo, Literal, PlanExpression}
+import org.apache.spark.sql.catalyst.catalog.HiveTableRelation
+import org.apache.spark.sql.catalyst.plans.logical.{Command, LogicalPlan}
+import org.apache.spark.sql.connector.read.{InputPartition, Scan, SupportsReportStatistics}
+import org.apache.spark.sql.execution.{FileSourceScanExec, RDDScanExec, RowDataSourceScanExec, SparkPlan}
+import org.apache.spark.sql.execution.datasources.{FilePartition, FileScanRDD, LogicalRelation}
+import org.apache.spark.sql.execution.datasources.v2.{BatchScanExec, DataSourceV2Relation, DataSourceV2ScanExecBase, DataSourceV2ScanRelation}
+import org.apache.spark.sql.multijoin.SparkShim
+import org.apache.spark.sql.types.{IntegerType, LongType, StringType, StructField, StructType}
+import org.apache.spark.unsafe.types.UTF8String
+
+/**
+ * What the scans of a query will read, known from its plan before it runs: the files (each
+ * once per scan) and their bytes, after partition pruning and file skipping (Delta's data
+ * skipping, Iceberg's manifest and file statistics). A file counts at its whole size: a columnar
+ * reader reads less of it (only the columns it needs; row groups whose statistics a pushed
+ * filter excludes are skipped at read time), so `bytes` bounds what is read from above.
+ *
+ * `estimatedScans`: the scans whose files the plan does not show (a DataSource V2 scan that is
+ * neither Spark's file source nor Iceberg's, a Hive table scan, ...): their bytes are what they
+ * report as statistics, if anything, and their files are not counted.
+ */
+private[multijoin] case class ScanSize(files: Long, bytes: Long, estimatedScans: Int) {
+  def +(other: ScanSize): ScanSize =
+    ScanSize(files + other.files, bytes + other.bytes, estimatedScans + other.estimatedScans)
+}
+
+private[multijoin] object ScanSize {
+  val Empty: ScanSize = ScanSize(0, 0, 0)
+
+  /**
+   * The scans of `plan`: a physical plan as the planner made it, before the preparation rules
+   * (adaptive execution would hide the leaves in query stages made only when the query runs).
+   * Scans in subqueries are not counted: the planner leaves them for the preparation rules.
+   * A scan that cannot be sized (its listing or its source failed) counts as an estimated scan
+   * of no bytes: sizing is for a log line, and the query itself will say what is wrong.
+   */
+  def of(plan: SparkPlan): ScanSize = plan.collectLeaves().map(sized).foldLeft(Empty)(_ + _)
+
+  private def sized(plan: SparkPlan): ScanSize =
+    try leaf(plan)
+    catch { case NonFatal(_) => statistics(None) }
+
+  private def leaf(plan: SparkPlan): ScanSize = plan match {
+    case scan: FileSourceScanExec => fileSourceScan(scan)
+    // A V1 source's scan (e.g. Delta's change data feed, `table_changes`): the RDD its relation
+    // built when the query was planned, whose lineage holds the file scans it runs.
+    case scan: RowDataSourceScanExec => rddFiles(scan.rdd)
+    case scan: RDDScanExec => rddFiles(scan.rdd)
+    case scan: BatchScanExec => batchScan(scan)
+    case scan: DataSourceV2ScanExecBase => statistics(scanStatistics(scan.scan))
+    // Another scan of a table (a Hive table's, an extension's): what the optimizer estimated.
+    case other if other.logicalLink.exists(isTable) => statistics(reportedBytes(other))
+    // Rows already in memory (a cached relation, a local one) or made up (a range, one row).
+    case _ => Empty
+  }
+
+  private def isTable(plan: LogicalPlan): Boolean = plan match {
+    case _: LogicalRelation | _: HiveTableRelation | _: DataSourceV2Relation | _: DataSourceV2ScanRelation => true
+    case _ => false
+  }
+
+  /** The size the optimizer estimated for the logical node of `plan`, if it knows one. */
+  private def reportedBytes(plan: SparkPlan): Option[Long] =
+    try plan.logicalLink.map(_.stats.sizeInBytes).filter(_ < plan.conf.defaultSizeInBytes).map(_.toLong)
+    catch { case NonFatal(_) => None }
+
+  /**
+   * The files a file source scan lists: what `selectedPartitions` lists (a lazy val, whose type
+   * differs between Spark 3.5 and 4.x), through the same call, version-independent. The
+   * filters that need a subquery's result (dynamic partition pruning, a scalar subquery) are
+   * left out, as `selectedPartitions` leaves out the dynamic ones: there is no result yet.
+   */
+  private def fileSourceScan(scan: FileSourceScanExec): ScanSize = {
+    def known(filters: Seq[Expression]) = filters.filterNot(_.exists(_.isInstanceOf[PlanExpression[_]]))
+    val statuses = scan.relation.location.listFiles(known(scan.partitionFilters), known(scan.dataFilters))
+      .flatMap(_.files)
+    ScanSize(statuses.size, statuses.map(_.getLen).sum, 0)
+  }
+
+  /** The files of the file scans in `rdd`'s lineage, each RDD once. */
+  private def rddFiles(rdd: RDD[_]): ScanSize = {
+    val seen = mutable.Set[Int]()
+    var pending: List[RDD[_]] = List(rdd)
+    var size = Empty
+    while (pending.nonEmpty) {
+      val next = pending.head
+      pending = pending.tail
+      if (seen.add(next.id)) {
+        next match {
+          case files: FileScanRDD => size = size + filePartitions(files.filePartitions)
+          case _ =>
+        }
+        pending = next.dependencies.map(_.rdd).toList ++ pending
+      }
+    }
+    size
+  }
+
+  /** Each file once, at its whole size (its splits' lengths add up to it when it is not set). */
+  private def filePartitions(partitions: Seq[FilePartition]): ScanSize = {
+    val files = partitions.flatMap(_.files).groupBy(_.filePath.toString).values
+      .map(splits => math.max(splits.map(_.fileSize).max, splits.map(_.length).sum))
+    ScanSize(files.size, files.sum, 0)
+  }
+
+  /**
+   * A DataSource V2 batch scan: its input partitions, planned now (Iceberg prunes its files here).
+   * Spark's own file sources plan [[FilePartition]]s; Iceberg's partitions are read by
+   * [[IcebergScanTasks]]. Any other source is sized by the statistics its scan reports.
+   */
+  private def batchScan(scan: BatchScanExec): ScanSize = {
+    val partitions: Seq[InputPartition] = scan.inputPartitions
+    if (partitions.forall(_.isInstanceOf[FilePartition])) {
+      filePartitions(partitions.map(_.asInstanceOf[FilePartition]))
+    } else {
+      IcebergScanTasks.size(partitions).getOrElse(statistics(scanStatistics(scan.scan)))
+    }
+  }
+
+  /** The bytes a DataSource V2 scan reports, if it reports statistics. */
+  private def scanStatistics(scan: Scan): Option[Long] = scan match {
+    case reporting: SupportsReportStatistics =>
+      val reported = reporting.estimateStatistics().sizeInBytes()
+      if (reported.isPresent) Some(reported.getAsLong) else None
+    case _ => None
+  }
+
+  private def statistics(bytes: Option[Long]): ScanSize = ScanSize(0, bytes.getOrElse(0L), 1)
+
+  /**
+   * The physical plan of the query `sql` in the active session, unrun. A command (DDL, an
+   * INSERT, a procedure call) is refused rather than planned: `spark.sql` would run it.
+   */
+  def planned(sql: String): SparkPlan = {
+    val execution = SparkShim.unexecutedQuery(sql)
+    if (execution.analyzed.exists(_.isInstanceOf[Command])) {
+      throw new IllegalArgumentException(s"multijoin_scan_size(sql) sizes a query, not a command: $sql")
+    }
+    execution.sparkPlan
+  }
+
+  val dataType: StructType = StructType(Seq(
+    StructField("files", LongType, nullable = false),
+    StructField("bytes", LongType, nullable = false),
+    StructField("estimated_scans", IntegerType, nullable = false)))
+
+  /**
+   * `multijoin_scan_size(sql)`: what the scans of the query `sql` will read (see [[ScanSize]]),
+   * as struct<files, bytes, estimated_scans>. `sql` is planned in the calling session (its
+   * temporary views included), not run; the value is a constant of the calling query, made
+   * when that query is analysed. The dbt materialization logs it for each input's changes.
+   */
+  val function: (FunctionIdentifier, ExpressionInfo, Seq[Expression] => Expression) = (
+    FunctionIdentifier("multijoin_scan_size"),
+    new ExpressionInfo(
+      classOf[ScanSize].getName, null, "multijoin_scan_size", "_FUNC_(sql) - what the scans of " +
+        "the query `sql` will read, from its plan (it does not run): struct<files, bytes, " +
+        "estimated_scans>, the files after partition pruning and file skipping, their bytes, and " +
+        "how many scans were sized by their statistics instead of their files.",
+      "", "", "", "misc_funcs", "0.1.0", "", "built-in"),
+    (arguments: Seq[Expression]) => arguments match {
+      case Seq(sql) if sql.foldable && sql.dataType == StringType =>
+        val text = Option(sql.eval()).map(_.asInstanceOf[UTF8String].toString).getOrElse(
+          throw new IllegalArgumentException("multijoin_scan_size(sql): sql is NULL"))
+        val size = of(planned(text))
+        Literal(InternalRow(size.files, size.bytes, size.estimatedScans), dataType)
+      case _ =>
+        throw new IllegalArgumentException("multijoin_scan_size(sql) takes one argument, the text of a query (a constant string)")
+    })
+}
+
+/**
+ * The files an Iceberg scan's input partitions will read, from its scan tasks: the one place
+ * that knows Iceberg's classes, by reflection (the jar is built against Spark's jars only).
+ * An Iceberg input partition (`SparkInputPartition`) holds a `ScanTaskGroup` (`taskGroup()`) of
+ * tasks (`tasks()`); a content task (a data file's split, a changelog's added or deleted rows)
+ * has `file()` and delete files to apply (`deletes()`, `existingDeletes()`, `addedDeletes()`).
+ * Each data or delete file counts once (by `location()`, before Iceberg 1.7 `path()`), at its
+ * whole size (`fileSizeInBytes()`: a split's `length()` leaves out the bytes before the first
+ * row group). A task that is not a content task counts by its own `filesCount()` and
+ * `sizeBytes()`.
+ */
+private[multijoin] object IcebergScanTasks {
+  private val deleteLists = Seq("deletes", "existingDeletes", "addedDeletes")
+
+  /** The size of `partitions`, or None if one of them is not an Iceberg partition. */
+  def size(partitions: Seq[InputPartition]): Option[ScanSize] = try {
+    val files = mutable.Map[String, Long]()
+    var otherFiles = 0L
+    var otherBytes = 0L
+    for (partition <- partitions) {
+      val tasks = call(call(partition, "taskGroup"), "tasks").asInstanceOf[java.util.Collection[AnyRef]]
+      tasks.forEach { task =>
+        method(task, "file") match {
+          case Some(file) =>
+            add(files, file.invoke(task))
+            for (name <- deleteLists; list <- method(task, name)) {
+              list.invoke(task).asInstanceOf[java.util.List[AnyRef]].forEach(delete => add(files, delete))
+            }
+          case None =>
+            otherFiles += call(task, "filesCount").asInstanceOf[Int]
+            otherBytes += call(task, "sizeBytes").asInstanceOf[Long]
+        }
+      }
+    }
+    Some(ScanSize(files.size + otherFiles, files.values.sum + otherBytes, 0))
+  } catch {
+    case NonFatal(_) => None
+  }
+
+  /** A data or delete file (a `ContentFile`), by its location, at its whole size. */
+  private def add(files: mutable.Map[String, Long], file: AnyRef): Unit =
+    files(location(file)) = call(file, "fileSizeInBytes").asInstanceOf[Long]
+
+  private def location(file: AnyRef): String =
+    method(file, "location").orElse(method(file, "path")).map(_.invoke(file).toString)
+      .getOrElse(throw new NoSuchMethodException(s"${file.getClass.getName}.location()"))
+
+  /** `name()` of `target`'s class; accessible even when declared by a package-private class. */
+  private def method(target: AnyRef, name: String): Option[java.lang.reflect.Method] =
+    try {
+      val found = target.getClass.getMethod(name)
+      found.setAccessible(true)
+      Some(found)
+    } catch {
+      case _: NoSuchMethodException => None
+    }
+
+  private def call(target: AnyRef, name: String): AnyRef =
+    method(target, name).getOrElse(throw new NoSuchMethodException(s"${target.getClass.getName}.$name()"))
+      .invoke(target)
+}
