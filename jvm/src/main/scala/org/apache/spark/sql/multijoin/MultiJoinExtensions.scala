@@ -4,10 +4,9 @@ import org.apache.spark.sql.SparkSessionExtensions
 import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo, Literal}
 import org.apache.spark.sql.multijoin.bloom.{BloomFilterFunctions, MultiJoinHashIn, RuntimeBloomFilter}
-import org.apache.spark.sql.multijoin.execution.CoalesceToWholeWaves
+import org.apache.spark.sql.multijoin.execution.{CoalesceToWholeWaves, MultiJoinStrategy}
 import org.apache.spark.sql.multijoin.loading.{ExtensionClassLoading, SparkVersionGuard}
-import org.apache.spark.sql.multijoin.logical.{MultiJoinStrategy, PushFilterThroughMultiJoinHint, ResolveMultiJoinHint}
-import org.apache.spark.sql.multijoin.recognition.CollapseMultiJoinChain
+import org.apache.spark.sql.multijoin.recognition.{CollapseMultiJoinChain, PushFilterThroughMultiJoinHint, ResolveMultiJoinHint}
 import org.apache.spark.sql.multijoin.storage.{ScanSize, UseKeyGroupedInputs, UseKeyGroupedInputsColumnarRule}
 
 /**

@@ -3,10 +3,6 @@ package org.apache.spark.sql.multijoin.logical
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
 import org.apache.spark.sql.catalyst.plans.{FullOuter, Inner, JoinType, LeftOuter}
 import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, Statistics}
-import org.apache.spark.sql.execution.SparkPlan
-import org.apache.spark.sql.execution.SparkStrategy
-import org.apache.spark.sql.multijoin.MultiJoinConf
-import org.apache.spark.sql.multijoin.execution.MultiJoinExec
 
 /**
  * N inputs joined at once on one shared key, with the semantics of docs/semantics.md.
@@ -60,15 +56,5 @@ object MultiJoin {
     case LeftOuter => input > 0
     case Inner => false
     case other => throw new IllegalStateException(s"MultiJoin does not support $other")
-  }
-}
-
-/** Plans [[MultiJoin]]; EnsureRequirements then adds one shuffle per input. */
-object MultiJoinStrategy extends SparkStrategy {
-  override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
-    case MultiJoin(children, keys, joinType) =>
-      val reportsCoalescedKey = joinType == FullOuter && MultiJoinConf.fullOutputPartitioning
-      MultiJoinExec(keys, joinType, children.map(planLater), reportsCoalescedKey) :: Nil
-    case _ => Nil
   }
 }

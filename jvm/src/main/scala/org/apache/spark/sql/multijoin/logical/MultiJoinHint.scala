@@ -1,17 +1,14 @@
 package org.apache.spark.sql.multijoin.logical
 
-import java.util.Locale
-
 import org.apache.spark.sql.AnalysisException
-import org.apache.spark.sql.catalyst.expressions.{Attribute, PredicateHelper}
-import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan, UnaryNode, UnresolvedHint}
-import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.catalyst.expressions.Attribute
+import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, UnaryNode}
 
 /**
  * Marks a query that carries the MULTI_JOIN hint. It is an identity over its child; it lives from
- * analysis until [[CollapseMultiJoinChain]] replaces it once the optimizer has finished with the
- * joins below it. Keeping the hint as a node (rather than a tag on the joins) means no optimizer
- * rule can lose it by rebuilding a Join.
+ * analysis (recognition.ResolveMultiJoinHint) until recognition.CollapseMultiJoinChain replaces
+ * it once the optimizer has finished with the joins below it. Keeping the hint as a node (rather
+ * than a tag on the joins) means no optimizer rule can lose it by rebuilding a Join.
  */
 case class MultiJoinHint(child: LogicalPlan) extends UnaryNode {
   override def output: Seq[Attribute] = child.output
@@ -29,33 +26,4 @@ object MultiJoinHint {
    */
   def error(message: String): AnalysisException =
     new AnalysisException("_LEGACY_ERROR_TEMP_1332", Map("errorMessage" -> message))
-}
-
-/**
- * Turns `/*+ MULTI_JOIN */` into a [[MultiJoinHint]] once the hinted query is resolved. Without
- * this rule Spark's RemoveAllHints would drop the hint with an "Unrecognized hint" warning.
- */
-object ResolveMultiJoinHint extends Rule[LogicalPlan] {
-  override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
-    case hint: UnresolvedHint
-        if hint.name.toUpperCase(Locale.ROOT) == MultiJoinHint.NAME && hint.child.resolved =>
-      if (hint.parameters.nonEmpty) {
-        throw MultiJoinHint.error(
-          s"The ${MultiJoinHint.NAME} hint takes no parameters, got: " +
-            hint.parameters.mkString(", "))
-      }
-      MultiJoinHint(hint.child)
-  }
-}
-
-/**
- * The marker is an identity, so a deterministic filter above it means the same below it. Spark's
- * PushPredicateThroughNonJoin only knows its own unary nodes; without this rule a filter written
- * around a hinted subquery would stop at the marker and never reach the joins and scans.
- */
-object PushFilterThroughMultiJoinHint extends Rule[LogicalPlan] with PredicateHelper {
-  override def apply(plan: LogicalPlan): LogicalPlan = plan.transformUp {
-    case Filter(condition, MultiJoinHint(child)) if condition.deterministic =>
-      MultiJoinHint(Filter(condition, child))
-  }
 }

@@ -1,0 +1,117 @@
+package org.apache.spark.sql.multijoin.storage
+
+import org.apache.spark.internal.Logging
+import org.apache.spark.sql.catalyst.plans.physical.{Partitioning, PartitioningCollection}
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.execution.{ColumnarRule, SparkPlan}
+import org.apache.spark.sql.execution.exchange.{ENSURE_REQUIREMENTS, EnsureRequirements, REPARTITION_BY_NUM, ShuffleExchangeExec}
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.multijoin.MultiJoinConf
+import org.apache.spark.sql.multijoin.execution.MultiJoinExec
+
+/**
+ * Removes the shuffles EnsureRequirements put under a [[MultiJoinExec]] whose inputs are all
+ * read grouped by key in the same layout (see [[KeyGroupedInputs]]), and hands every input's scan
+ * the same partition values. When some input is key-grouped but the layout cannot be used, the
+ * shuffles stay and the driver log says why. After a change it runs EnsureRequirements again:
+ * the operators above the multi-join were planned against its output over hash-partitioned
+ * inputs, and must be checked against the output it has now.
+ */
+object UseKeyGroupedInputs extends Rule[SparkPlan] with Logging {
+  import KeyGroupedInputs._
+
+  override def apply(plan: SparkPlan): SparkPlan = {
+    if (!SQLConf.get.getConf(MultiJoinConf.KEY_GROUPED_INPUTS)) return plan
+    var changed = false
+    val rewritten = plan.transformUp {
+      case join: MultiJoinExec if !join.keyGroupedInputs =>
+        rewrite(join).map { j => changed = true; j }.getOrElse(join)
+    }
+    // Never removes a shuffle (a user's repartition included): it only adds what is missing.
+    if (changed) EnsureRequirements(optimizeOutRepartition = false).apply(rewritten) else plan
+  }
+
+  /** An input: the plan under its shuffle (if EnsureRequirements added one) and its layout. */
+  private case class Input(plan: SparkPlan, layout: Either[String, Layout])
+
+  private def rewrite(join: MultiJoinExec): Option[MultiJoinExec] = {
+    val inputs = join.children.zip(join.keys).map { case (child, key) =>
+      val below = child match {
+        case e: ShuffleExchangeExec if e.shuffleOrigin == ENSURE_REQUIREMENTS => e.child
+        case other => other
+      }
+      Input(below, layout(key, below.outputPartitioning))
+    }
+    // Nothing grouped by key: the ordinary case, nothing to say.
+    if (!inputs.exists(i => keyGrouped(i.plan.outputPartitioning))) return None
+    def describe(i: Int) = s"input ${i + 1} (${join.keys(i).map(_.sql).mkString(", ")})"
+    // The layout most inputs share (the first input's among equals) is kept; the others are read
+    // as they are only if they all share it, else shuffled into it where the line can.
+    val usable = inputs.indices.filter(i => inputs(i).layout.isRight)
+    if (usable.isEmpty) {
+      val reasons = inputs.indices.map(i => s"${describe(i)}: ${inputs(i).layout.swap.toOption.get}")
+      logFallback(join, s"no input is read grouped by its key in a usable layout: ${reasons.mkString("; ")}")
+      return None
+    }
+    def layoutOf(i: Int): Layout = inputs(i).layout.toOption.get
+    val kept = usable.groupBy(i => layoutOf(i).shape).values.toSeq.maxBy(g => (g.size, -g.min)).sorted
+    val values = commonValues(kept.map(layoutOf))
+    val others = inputs.indices.filterNot(kept.contains)
+    def reasonOf(i: Int): String = inputs(i).layout match {
+      case Left(reason) => s"${describe(i)}: $reason"
+      case Right(l) => s"${describe(i)}: grouped by ${l.expressions.map(_.sql).mkString(", ")}, " +
+        s"not by ${layoutOf(kept.head).expressions.map(_.sql).mkString(", ")}"
+    }
+    if (!kept.forall(i => readableAt(layoutOf(i), values))) {
+      logFallback(join, "an input shuffled by partition value would have to be read in other partitions")
+      return None
+    }
+    val shuffled = others.map { i =>
+      i -> KeyGrouped.shuffledInto(layoutOf(kept.head).partitioning, join.keys(kept.head), join.keys(i), values)
+    }.toMap
+    val cannot = others.flatMap(i => shuffled(i).swap.toOption.map(why => s"${reasonOf(i)}, and $why"))
+    if (cannot.nonEmpty) {
+      logFallback(join, s"not every input is read grouped by its key: ${cannot.mkString("; ")}")
+      return None
+    }
+    val children = inputs.indices.map { i =>
+      // By number, not ENSURE_REQUIREMENTS: adaptive execution must not coalesce these
+      // partitions (the scans' partitions beside them stay as they are), and a later
+      // EnsureRequirements must not take the shuffle out.
+      if (kept.contains(i)) KeyGroupedInputExec(inputs(i).plan, values)
+      else ShuffleExchangeExec(shuffled(i).toOption.get, inputs(i).plan, REPARTITION_BY_NUM)
+    }
+    val rewritten = join.copy(children = children)
+    if (!rewritten.keyGroupedInputs) {
+      logFallback(join, "the inputs' partition values could not be aligned")
+      return None
+    }
+    val layoutText = layoutOf(kept.head).expressions.map(_.sql).mkString(", ")
+    if (others.isEmpty) {
+      logInfo(s"${describe(0).capitalize} and the ${join.children.size - 1} others of the " +
+        s"multi-join are read grouped by $layoutText into ${values.size} partitions, with no shuffle")
+    } else {
+      logInfo(s"Multi-join on ${join.keys.head.map(_.sql).mkString(", ")}: " +
+        s"${kept.map(i => s"input ${i + 1}").mkString(", ")} read grouped by $layoutText into " +
+        s"${values.size} partitions with no shuffle; shuffled into that layout: ${others.map(reasonOf).mkString("; ")}")
+    }
+    Some(rewritten)
+  }
+
+  private def keyGrouped(p: Partitioning): Boolean = p match {
+    case PartitioningCollection(ps) => ps.exists(keyGrouped)
+    case other => KeyGrouped.byValue(other).isDefined
+  }
+
+  private def logFallback(join: MultiJoinExec, reason: String): Unit =
+    logInfo(s"Multi-join on ${join.keys.head.map(_.sql).mkString(", ")}: its inputs are " +
+      s"shuffled, the storage layout is not used: $reason")
+}
+
+/**
+ * Without adaptive execution the only place an extension can act on the physical plan after
+ * EnsureRequirements is the columnar rules, applied before the columnar transitions.
+ */
+object UseKeyGroupedInputsColumnarRule extends ColumnarRule {
+  override def preColumnarTransitions: Rule[SparkPlan] = UseKeyGroupedInputs
+}
