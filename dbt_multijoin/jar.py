@@ -100,27 +100,38 @@ def jar_name(spark: SparkInstall) -> str:
 # --- compiling (a checkout) --------------------------------------------------------------------
 
 
-def shim_dir(spark: SparkInstall, sources: Path = CHECKOUT_SOURCES) -> Path:
-    """The sources of what differs between Spark versions: the most specific of
-    `shims/spark-<major>.<minor>` and `shims/spark-<major>` under `sources`."""
-    major = spark.spark_minor.split(".")[0]
+def shim_dir(spark: SparkInstall, sources: Path = CHECKOUT_SOURCES, *, base: bool = False) -> Path:
+    """A directory of the sources of what differs between Spark versions, under `sources/shims`.
+    A build compiles two: the base of `spark`'s line, `spark-<major>` (`base`), which holds what
+    the line's minors share, and the `SparkShim` object with what changes from minor to minor,
+    in the directory of the newest Spark at or before `spark`'s minor, `spark-<major>.<minor>`
+    (Spark 4.0 builds with spark-3.5's, 4.3 with 4.2's): each is written once, for the minor that
+    brought it."""
+    version = tuple(int(part) for part in spark.spark_minor.split("."))
     shims = sources / "shims"
-    for candidate in (shims / f"spark-{spark.spark_minor}", shims / f"spark-{major}"):
+    if base:
+        candidates = [shims / f"spark-{version[0]}"]
+    else:
+        minors = [d for d in shims.glob("spark-*") if re.fullmatch(r"spark-\d+\.\d+", d.name)]
+        since = {tuple(int(part) for part in d.name.removeprefix("spark-").split(".")): d for d in minors}
+        candidates = [since[v] for v in sorted(since, reverse=True) if v <= version]
+    for candidate in candidates:
         if candidate.is_dir():
             return candidate
     raise JarBuildError(f"no shim sources for Spark {spark.spark_version} under {shims}")
 
 
 def scala_sources(spark: SparkInstall, sources: Path = CHECKOUT_SOURCES) -> list[Path]:
-    """The sources of the jar: the common ones (`main/scala`) plus the shim of `spark`'s version."""
+    """The sources of the jar: the common ones (`main/scala`) plus the shim of `spark`'s version, its
+    line's base and its `SparkShim` object (`shim_dir`)."""
     common = sources / "main" / "scala"
     if not common.is_dir():
         raise JarBuildError(
             f"no Scala sources under {common}: compiling needs a source checkout; "
             "an installed package ships ready jars (dbt-multijoin jar --spark MINOR)"
         )
-    shims = sorted(shim_dir(spark, sources).rglob("*.scala")) if (sources / "shims").is_dir() else []
-    return sorted(common.rglob("*.scala")) + shims
+    shims = [shim_dir(spark, sources, base=True), shim_dir(spark, sources)] if (sources / "shims").is_dir() else []
+    return sorted(common.rglob("*.scala")) + [source for shim in shims for source in sorted(shim.rglob("*.scala"))]
 
 
 # The jars besides Spark's own that the build compiles against, by the pom property naming each
@@ -140,7 +151,7 @@ def build_directory(spark: SparkInstall, target: Path = CHECKOUT_TARGET) -> Path
 
 def maven_properties(spark: SparkInstall, sources: Path = CHECKOUT_SOURCES, target: Path = CHECKOUT_TARGET) -> dict[str, str]:
     """What `jvm/pom.xml` is told to build the jar for `spark` from `sources` into `target`: every
-    version from the Spark home, the shim by `shim_dir`'s rule, the package's version."""
+    version from the Spark home, the shim directories by `shim_dir`'s rule, the package's version."""
     return {
         "revision": __version__,
         "spark.home": str(spark.home),
@@ -148,6 +159,7 @@ def maven_properties(spark: SparkInstall, sources: Path = CHECKOUT_SOURCES, targ
         "spark.minor": spark.spark_minor,
         "scala.binary.version": spark.scala_binary,
         **{name: spark.jar_version(pattern) for name, pattern in _VERSIONED_JARS.items()},
+        "shim.base.dir": str(shim_dir(spark, sources, base=True)),
         "shim.dir": str(shim_dir(spark, sources)),
         "multijoin.sources": str(sources),
         "multijoin.build.directory": str(build_directory(spark, target)),

@@ -116,7 +116,7 @@ def test_the_pom_has_a_profile_per_supported_version_and_no_other():
 @pytest.mark.parametrize("version", SPARK_VERSIONS)
 def test_a_profile_says_what_jar_py_passes_the_build_for_its_spark_home(version):
     """An IDE import and a plain ./mvnw use the profile's values; jar.py reads them off the Spark
-    home. Both must build the same jar: same Spark home, versions and shim."""
+    home. Both must build the same jar: same Spark home, versions and shim directories."""
     home = spark_home(version)
     if not (home / "jars").is_dir():
         pytest.skip(f"no Spark {version} at {home}: scripts/setup.sh makes it")
@@ -128,6 +128,7 @@ def test_a_profile_says_what_jar_py_passes_the_build_for_its_spark_home(version)
         for name, value in profile.items()
     }
     assert Path(resolved.pop("spark.home")).resolve() == spark.home
+    assert Path(resolved.pop("shim.base.dir")) == shim_dir(spark, base=True)
     assert Path(resolved.pop("shim.dir")) == shim_dir(spark)
     passed = maven_properties(spark)
     assert resolved == {name: passed[name] for name in resolved}

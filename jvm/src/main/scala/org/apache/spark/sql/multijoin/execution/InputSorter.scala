@@ -1,14 +1,11 @@
 package org.apache.spark.sql.multijoin.execution
 
-import java.util.function.Supplier
-
-import org.apache.spark.sql.multijoin.SparkShim
 import org.apache.spark.{SparkEnv, TaskContext}
-import org.apache.spark.internal.config
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{RowOrdering, SortOrder, SortPrefix, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.execution.SortPrefixUtils
 import org.apache.spark.sql.execution.metric.SQLMetric
+import org.apache.spark.sql.multijoin.shim.{ExternalSorterArguments, SparkShim}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.util.collection.unsafe.sort.{PrefixComparator, RecordComparator}
 
@@ -89,22 +86,4 @@ private[multijoin] object InputSorter {
       ordering.compare(left, right)
     }
   }
-}
-
-/**
- * The arguments of `UnsafeExternalSorter.create` that every supported Spark takes, for a sorter
- * of the running task, with the settings Spark's own row sorter (UnsafeExternalRowSorter) gives
- * its sorter. Spark 4.1 and 4.2 each added an argument to `create` (a spill bound in bytes, then
- * a spill merge factor), so the call itself is in the shims, `SparkShim.newExternalSorter`, each
- * reading the settings its version added; what they share is read here once.
- */
-private[multijoin] final class ExternalSorterArguments(
-    val comparator: Supplier[RecordComparator],
-    val prefixComparator: PrefixComparator,
-    val pageSize: Long,
-    val canUseRadixSort: Boolean) {
-  val env: SparkEnv = SparkEnv.get
-  val context: TaskContext = TaskContext.get()
-  val initialSize: Int = env.conf.get(config.SHUFFLE_SORT_INIT_BUFFER_SIZE).toInt
-  val numElementsForSpillThreshold: Int = env.conf.get(config.SHUFFLE_SPILL_NUM_ELEMENTS_FORCE_SPILL_THRESHOLD)
 }

@@ -5,7 +5,7 @@ import org.apache.spark.sql.catalyst.expressions.{Expression, RowOrdering, Unsaf
 import org.apache.spark.sql.catalyst.plans.{FullOuter, Inner, JoinType, LeftOuter}
 import org.apache.spark.sql.execution.ExternalAppendOnlyUnsafeRowArray
 import org.apache.spark.sql.execution.metric.SQLMetric
-import org.apache.spark.sql.multijoin.SparkShim
+import org.apache.spark.sql.multijoin.shim.SparkShim
 import org.apache.spark.sql.types.StructType
 
 /**

@@ -3,7 +3,7 @@ package org.apache.spark.sql.multijoin.recognition
 import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeSet, Cast, Coalesce, EqualTo, ExprId, Expression, KnownFloatingPointNormalized, NamedExpression, SubqueryExpression, Unevaluable}
 import org.apache.spark.sql.catalyst.optimizer.NormalizeNaNAndZero
 import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
-import org.apache.spark.sql.multijoin.SparkShim
+import org.apache.spark.sql.multijoin.shim.SparkShim
 
 /**
  * What the recognisers of the FULL chain ([[FullOuterChain]]) and of the LEFT and INNER chains

@@ -6,6 +6,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, SortOrder}
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning
 import org.apache.spark.sql.execution.{SparkPlan, UnaryExecNode}
+import org.apache.spark.sql.multijoin.shim.SparkShim
 
 /**
  * An input read grouped by key, re-indexed onto `values` (the union of every input's partition
@@ -16,15 +17,16 @@ case class KeyGroupedInputExec(child: SparkPlan, values: Seq[InternalRow]) exten
 
   override def output: Seq[Attribute] = child.output
 
-  override def outputPartitioning: Partitioning = KeyGrouped.withValues(child.outputPartitioning, values)
+  override def outputPartitioning: Partitioning =
+    SparkShim.withPartitionValues(child.outputPartitioning, values)
 
   override def outputOrdering: Seq[SortOrder] = child.outputOrdering
 
   override protected def doExecute(): RDD[InternalRow] = {
-    val (expressions, childValues) = KeyGrouped.byValue(child.outputPartitioning).getOrElse(
+    val (expressions, childValues) = SparkShim.keyGroupedPartitioning(child.outputPartitioning).getOrElse(
       throw new IllegalStateException(s"$nodeName over a child no longer grouped by key"))
-    val index = KeyGrouped.wrap(expressions, childValues).zipWithIndex.toMap
-    val sources = KeyGrouped.wrap(expressions, values).map(index.getOrElse(_, -1)).toArray
+    val index = KeyGroupedInputs.comparable(expressions, childValues).zipWithIndex.toMap
+    val sources = KeyGroupedInputs.comparable(expressions, values).map(index.getOrElse(_, -1)).toArray
     val rows = child.execute()
     // The scan's partitions are its partition values, in order: anything else would pair the
     // inputs' partitions wrongly, so it fails instead.

@@ -7,6 +7,7 @@ import org.apache.spark.sql.catalyst.util.InternalRowComparableWrapper
 import org.apache.spark.sql.connector.catalog.functions.ScalarFunction
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.multijoin.shim.SparkShim
 
 /**
  * Inputs read in a layout grouped by key (storage-partitioned: an Iceberg table bucketed on the
@@ -58,7 +59,7 @@ private[multijoin] object KeyGroupedInputs {
    * `values`.
    */
   def readableAt(layout: Layout, values: Seq[InternalRow]): Boolean =
-    !layout.shuffledByValue || layout.wrapped == KeyGrouped.wrap(layout.expressions, values)
+    !layout.shuffledByValue || layout.wrapped == comparable(layout.expressions, values)
 
   /**
    * A key-grouped input: its partitioning, and its shape: the partition expressions with each
@@ -68,8 +69,8 @@ private[multijoin] object KeyGroupedInputs {
   case class Layout(partitioning: Partitioning, expressions: Seq[Expression],
       values: Seq[InternalRow], shape: Seq[Shape]) {
     /** Shuffled into this layout by value: rows of values no input lists sit in other partitions. */
-    def shuffledByValue: Boolean = KeyGrouped.mayContainUnknownKeys(partitioning)
-    def wrapped: Seq[InternalRowComparableWrapper] = KeyGrouped.wrap(expressions, values)
+    def shuffledByValue: Boolean = SparkShim.mayContainUnknownPartitionKeys(partitioning)
+    def wrapped: Seq[InternalRowComparableWrapper] = comparable(expressions, values)
     def sameValues(other: Layout): Boolean =
       partitioning.numPartitions == other.partitioning.numPartitions &&
         wrapped == other.wrapped && wrapped.distinct.size == wrapped.size
@@ -81,8 +82,8 @@ private[multijoin] object KeyGroupedInputs {
   /** The key-grouped layout of `partitioning` over `key`, or why there is none. */
   def layout(key: Seq[Expression], partitioning: Partitioning): Either[String, Layout] = {
     val candidates = partitioning match {
-      case PartitioningCollection(ps) => ps.flatMap(p => KeyGrouped.byValue(p).map((p, _)))
-      case p => KeyGrouped.byValue(p).map((p, _)).toSeq
+      case PartitioningCollection(ps) => ps.flatMap(p => SparkShim.keyGroupedPartitioning(p).map((p, _)))
+      case p => SparkShim.keyGroupedPartitioning(p).map((p, _)).toSeq
     }
     if (candidates.isEmpty) {
       return Left(s"its partitioning is ${partitioning.getClass.getSimpleName}, not grouped by key")
@@ -125,48 +126,19 @@ private[multijoin] object KeyGroupedInputs {
     val ordering = RowOrdering.createNaturalAscendingOrdering(dataTypes)
     layouts.flatMap(_.wrapped).distinct.map(_.row).sorted(ordering)
   }
-}
-
-/**
- * Spark's KeyGroupedPartitioning, read and rebuilt by reflection: it exists from Spark 3.5 to
- * 4.1, always with the same first three fields (expressions, numPartitions, partitionValues) but
- * more after them in later patch releases (4.1.4 has six), and was replaced in Spark 4.2; this
- * one source tree compiles on every line. On a Spark without it nothing is key-grouped, so every
- * input is shuffled.
- */
-private[multijoin] object KeyGrouped {
-  private val ClassName = "org.apache.spark.sql.catalyst.plans.physical.KeyGroupedPartitioning"
-
-  private val UnknownKeys = "mayContainUnknownPartitionKeys"
-
-  /**
-   * Its partition expressions and values, unless it is partially clustered (a value split over
-   * several partitions; a flag a line lacks is false). A partitioning shuffled by value
-   * (Spark 4's `mayContainUnknownPartitionKeys`) also holds rows of values it does not list:
-   * see [[mayContainUnknownKeys]] and [[KeyGroupedInputs.readableAt]].
-   */
-  def byValue(p: Partitioning): Option[(Seq[Expression], Seq[InternalRow])] = p match {
-    case product: Product if p.getClass.getName == ClassName && !flag(p, "isPartiallyClustered") =>
-      Some((product.productElement(0).asInstanceOf[Seq[Expression]],
-        product.productElement(2).asInstanceOf[Seq[InternalRow]]))
-    case _ => None
-  }
-
-  def mayContainUnknownKeys(p: Partitioning): Boolean = flag(p, UnknownKeys)
 
   /**
    * The partitioning that shuffles an input on `key` into the layout `template` (another input's
    * key-grouped partitioning, over its key `templateKey`), at `values`: the template's partition
    * expressions over this input's key, flagged as possibly holding unknown keys (a row whose value
-   * is not in `values` goes to a partition by hash). Only where the line can shuffle by partition
-   * value (Spark 4's KeyGroupedPartitioner), every expression is evaluable (a transform with a
-   * scalar function) and the keys have the same types; else why not.
+   * is not in `values` goes to a partition by hash). Only where the Spark can shuffle by partition
+   * value (SparkShim.canShuffleByPartitionValue), every expression is evaluable (a transform
+   * with a scalar function) and the keys have the same types; else why not.
    */
   def shuffledInto(template: Partitioning, templateKey: Seq[Expression], key: Seq[Expression],
       values: Seq[InternalRow]): Either[String, Partitioning] = {
-    val (expressions, _) = byValue(template).get
-    val names = fieldNames(template)
-    if (!CanShuffleByValue || !names.contains(UnknownKeys)) {
+    val (expressions, _) = SparkShim.keyGroupedPartitioning(template).get
+    if (!SparkShim.canShuffleByPartitionValue(template)) {
       Left("this Spark line cannot shuffle an input by partition value (Spark 4 can)")
     } else if (templateKey.map(_.dataType) != key.map(_.dataType)) {
       Left("its key's types differ from the others'")
@@ -179,43 +151,12 @@ private[multijoin] object KeyGrouped {
       val overKey = expressions.map(_.transformUp {
         case a: Attribute if templateKey.exists(_.semanticEquals(a)) => key(templateKey.indexWhere(_.semanticEquals(a)))
       })
-      val fields = Map("expressions" -> overKey, "numPartitions" -> Int.box(values.size),
-        "partitionValues" -> values, "originalPartitionValues" -> values,
-        "isPartiallyClustered" -> java.lang.Boolean.FALSE, UnknownKeys -> java.lang.Boolean.TRUE)
-      Right(rebuilt(template, fields.collect { case (name, value) if names.contains(name) => names.indexOf(name) -> value }))
+      Right(SparkShim.shuffledByPartitionValue(template, overKey, values))
     }
   }
 
-  /** Spark 4 shuffles rows into a key-grouped partitioning by their partition values. */
-  private lazy val CanShuffleByValue: Boolean =
-    scala.util.Try(Class.forName("org.apache.spark.KeyGroupedPartitioner")).isSuccess
-
-  /** Its constructor's parameter names in order (Scala 2.13's productElementName), or none. */
-  private def fieldNames(p: Partitioning): Seq[String] = {
-    val product = p.asInstanceOf[Product]
-    scala.util.Try {
-      val name = p.getClass.getMethod("productElementName", classOf[Int])
-      (0 until product.productArity).map(i => name.invoke(p, Int.box(i)).asInstanceOf[String])
-    }.getOrElse(Nil)
-  }
-
-  private def flag(p: Partitioning, name: String): Boolean =
-    p.getClass.getMethods.find(m => m.getName == name && m.getParameterCount == 0)
-      .exists(_.invoke(p) == java.lang.Boolean.TRUE)
-
-  /** `p` with one partition per value of `values`, in that order, its other fields kept. */
-  def withValues(p: Partitioning, values: Seq[InternalRow]): Partitioning =
-    rebuilt(p, Map(1 -> Int.box(values.size), 2 -> values))
-
-  /** `p` rebuilt with the fields at the given positions replaced, the others kept. */
-  private def rebuilt(p: Partitioning, fields: Map[Int, AnyRef]): Partitioning = {
-    val args = p.asInstanceOf[Product].productIterator.map(_.asInstanceOf[AnyRef]).toArray
-    fields.foreach { case (i, value) => args(i) = value }
-    val constructor = p.getClass.getConstructors.find(_.getParameterCount == args.length).get
-    constructor.newInstance(args: _*).asInstanceOf[Partitioning]
-  }
-
-  def wrap(expressions: Seq[Expression], values: Seq[InternalRow]): Seq[InternalRowComparableWrapper] = {
+  /** Partition values made comparable (and hashable) by the types of their expressions. */
+  def comparable(expressions: Seq[Expression], values: Seq[InternalRow]): Seq[InternalRowComparableWrapper] = {
     val dataTypes = expressions.map(_.dataType)
     values.map(new InternalRowComparableWrapper(_, dataTypes))
   }

@@ -12,7 +12,7 @@ import org.apache.spark.sql.connector.read.{InputPartition, Scan, SupportsReport
 import org.apache.spark.sql.execution.{FileSourceScanExec, RDDScanExec, RowDataSourceScanExec, SparkPlan}
 import org.apache.spark.sql.execution.datasources.{FilePartition, FileScanRDD, LogicalRelation}
 import org.apache.spark.sql.execution.datasources.v2.{BatchScanExec, DataSourceV2Relation, DataSourceV2ScanExecBase, DataSourceV2ScanRelation}
-import org.apache.spark.sql.multijoin.SparkShim
+import org.apache.spark.sql.multijoin.shim.SparkShim
 import org.apache.spark.sql.types.{IntegerType, LongType, StringType, StructField, StructType}
 import org.apache.spark.unsafe.types.UTF8String
 
@@ -113,15 +113,16 @@ private[multijoin] object ScanSize {
 
   /**
    * A DataSource V2 batch scan: its input partitions, planned now (Iceberg prunes its files here).
-   * Spark's own file sources plan [[FilePartition]]s; Iceberg's partitions are read by
-   * [[IcebergScanTasks]]. Any other source is sized by the statistics its scan reports.
+   * Spark's own file sources plan [[FilePartition]]s; Iceberg's are read by the shim, which knows
+   * Iceberg's classes by reflection. Any other source is sized by the statistics its scan reports.
    */
   private def batchScan(scan: BatchScanExec): ScanSize = {
     val partitions: Seq[InputPartition] = scan.inputPartitions
     if (partitions.forall(_.isInstanceOf[FilePartition])) {
       filePartitions(partitions.map(_.asInstanceOf[FilePartition]))
     } else {
-      IcebergScanTasks.size(partitions).getOrElse(statistics(scanStatistics(scan.scan)))
+      SparkShim.icebergScanFiles(partitions).map(f => ScanSize(f.files, f.bytes, 0))
+        .getOrElse(statistics(scanStatistics(scan.scan)))
     }
   }
 
@@ -175,66 +176,4 @@ private[multijoin] object ScanSize {
       case _ =>
         throw new IllegalArgumentException("multijoin_scan_size(sql) takes one argument, the text of a query (a constant string)")
     })
-}
-
-/**
- * The files an Iceberg scan's input partitions will read, from its scan tasks: the one place
- * that knows Iceberg's classes, by reflection (the jar is built against Spark's jars only).
- * An Iceberg input partition (`SparkInputPartition`) holds a `ScanTaskGroup` (`taskGroup()`) of
- * tasks (`tasks()`); a content task (a data file's split, a changelog's added or deleted rows)
- * has `file()` and delete files to apply (`deletes()`, `existingDeletes()`, `addedDeletes()`).
- * Each data or delete file counts once (by `location()`, before Iceberg 1.7 `path()`), at its
- * whole size (`fileSizeInBytes()`: a split's `length()` leaves out the bytes before the first
- * row group). A task that is not a content task counts by its own `filesCount()` and
- * `sizeBytes()`.
- */
-private[multijoin] object IcebergScanTasks {
-  private val deleteLists = Seq("deletes", "existingDeletes", "addedDeletes")
-
-  /** The size of `partitions`, or None if one of them is not an Iceberg partition. */
-  def size(partitions: Seq[InputPartition]): Option[ScanSize] = try {
-    val files = mutable.Map[String, Long]()
-    var otherFiles = 0L
-    var otherBytes = 0L
-    for (partition <- partitions) {
-      val tasks = call(call(partition, "taskGroup"), "tasks").asInstanceOf[java.util.Collection[AnyRef]]
-      tasks.forEach { task =>
-        method(task, "file") match {
-          case Some(file) =>
-            add(files, file.invoke(task))
-            for (name <- deleteLists; list <- method(task, name)) {
-              list.invoke(task).asInstanceOf[java.util.List[AnyRef]].forEach(delete => add(files, delete))
-            }
-          case None =>
-            otherFiles += call(task, "filesCount").asInstanceOf[Int]
-            otherBytes += call(task, "sizeBytes").asInstanceOf[Long]
-        }
-      }
-    }
-    Some(ScanSize(files.size + otherFiles, files.values.sum + otherBytes, 0))
-  } catch {
-    case NonFatal(_) => None
-  }
-
-  /** A data or delete file (a `ContentFile`), by its location, at its whole size. */
-  private def add(files: mutable.Map[String, Long], file: AnyRef): Unit =
-    files(location(file)) = call(file, "fileSizeInBytes").asInstanceOf[Long]
-
-  private def location(file: AnyRef): String =
-    method(file, "location").orElse(method(file, "path")).map(_.invoke(file).toString)
-      .getOrElse(throw new NoSuchMethodException(s"${file.getClass.getName}.location()"))
-
-  /** `name()` of `target`'s class; accessible even when declared by a package-private class. */
-  private def method(target: AnyRef, name: String): Option[java.lang.reflect.Method] =
-    try {
-      val found = target.getClass.getMethod(name)
-      found.setAccessible(true)
-      Some(found)
-    } catch {
-      case _: NoSuchMethodException => None
-    }
-
-  private def call(target: AnyRef, name: String): AnyRef =
-    method(target, name).getOrElse(throw new NoSuchMethodException(s"${target.getClass.getName}.$name()"))
-      .invoke(target)
 }

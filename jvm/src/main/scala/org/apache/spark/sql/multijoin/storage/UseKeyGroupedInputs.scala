@@ -8,6 +8,7 @@ import org.apache.spark.sql.execution.exchange.{ENSURE_REQUIREMENTS, EnsureRequi
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.multijoin.MultiJoinConf
 import org.apache.spark.sql.multijoin.execution.MultiJoinExec
+import org.apache.spark.sql.multijoin.shim.SparkShim
 
 /**
  * Removes the shuffles EnsureRequirements put under a [[MultiJoinExec]] whose inputs are all
@@ -67,7 +68,7 @@ object UseKeyGroupedInputs extends Rule[SparkPlan] with Logging {
       return None
     }
     val shuffled = others.map { i =>
-      i -> KeyGrouped.shuffledInto(layoutOf(kept.head).partitioning, join.keys(kept.head), join.keys(i), values)
+      i -> shuffledInto(layoutOf(kept.head).partitioning, join.keys(kept.head), join.keys(i), values)
     }.toMap
     val cannot = others.flatMap(i => shuffled(i).swap.toOption.map(why => s"${reasonOf(i)}, and $why"))
     if (cannot.nonEmpty) {
@@ -100,7 +101,7 @@ object UseKeyGroupedInputs extends Rule[SparkPlan] with Logging {
 
   private def keyGrouped(p: Partitioning): Boolean = p match {
     case PartitioningCollection(ps) => ps.exists(keyGrouped)
-    case other => KeyGrouped.byValue(other).isDefined
+    case other => SparkShim.keyGroupedPartitioning(other).isDefined
   }
 
   private def logFallback(join: MultiJoinExec, reason: String): Unit =
