@@ -19,7 +19,7 @@ import org.apache.spark.util.sketch.BloomFilter
  *
  * Spark's `bloom_filter_agg` needs the number of items before it sees the first row, and the
  * planner's guess of the driver's rows can be far off: without table statistics it is the
- * driver's file size / 8, which for well-compressed parquet is half the rows or less, and a
+ * driver's file size / 8, which for well-compressed parquet is far fewer than its rows, and a
  * filter holding more items than it was sized for lets through many more rows than its
  * configured false positive rate. This aggregate collects the distinct hashes of the keys
  * instead, in the same single pass over the driver, and only then builds a filter of exactly

@@ -17,11 +17,11 @@ import org.apache.spark.sql.types.{AbstractDataType, BinaryType, LongType}
  * limit; above it, the bloom filter of [[BloomFilterFunctions]].
  *
  * Why not `xxhash64(k) IN (…)`: Spark turns a long IN list into `InSet`, whose generated code
- * looks each row up in a Scala immutable HashSet of boxed longs. That MERGE runs the filter on
- * every row of the target, and profiled on a 32M-row target with 47,000 listed hashes the lookup
- * was a quarter of the scan's CPU time. Here the lookup is one probe of a primitive open-addressing
- * table (usually one slot), and the SQL carries one string literal instead of 47,000 that Spark
- * parses and analyzes one by one.
+ * looks each row up in a Scala immutable HashSet of boxed longs: a boxing, a hash and a walk down
+ * the set's trie per row, and that MERGE runs the filter on every row of the target. Here the
+ * lookup is one probe of a primitive open-addressing table (usually one slot), and the SQL
+ * carries one string literal instead of a literal per hash that Spark parses and analyzes one
+ * by one.
  */
 case class MultiJoinHashIn(hashes: Expression, hash: Expression)
     extends BinaryExpression with Predicate with ImplicitCastInputTypes {

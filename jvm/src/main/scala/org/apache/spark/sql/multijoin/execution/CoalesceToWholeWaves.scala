@@ -11,7 +11,8 @@ import org.apache.spark.sql.multijoin.MultiJoinConf
  *
  * AQE coalesces the N shuffles of a multi-join as one group, into partitions of about the
  * advisory size. The merge stage then often ends in a wave that leaves cores idle: 9 tasks on 2
- * cores run in 5 waves, the last on one core, about 11% longer than 10 tasks of 90% the size.
+ * cores run in 5 waves, the last on one core, where 10 smaller tasks of the same work keep both
+ * cores busy in every wave.
  * (The shuffle+sort of the inputs without the join coalesces each input on its own into small,
  * even tasks, so it does not pay this.) After Spark's own coalescing, this rule regroups the
  * shuffle partitions into the next multiple of the cluster's task slots (Spark's default

@@ -21,7 +21,8 @@ import org.apache.spark.util.collection.unsafe.sort.{PrefixComparator, RecordCom
  *
  * How the sorted rows are handed out: as the sorter's own records ([[SortedRecords]]), which the
  * merge copies out in batches, instead of through Spark's row sorter and its row iterator, whose
- * calls and lock per row cost the merge stage about a fifth of its CPU (see [[ReadAheadInput]]).
+ * calls and lock per row keep the CPU from overlapping the reads of consecutive rows (see
+ * [[ReadAheadInput]]).
  *
  * @param order the input's key order, bound to the input's columns
  */

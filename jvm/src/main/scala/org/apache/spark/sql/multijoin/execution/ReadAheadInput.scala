@@ -7,20 +7,21 @@ import org.apache.spark.unsafe.Platform
  * One sorted input of the merge, read ahead in batches: about `batchBytes` of rows are copied
  * from the input at a time, back to back, into one of two arenas that take turns.
  *
- * Why: reading N sorted runs one row at a time in merge order costs about 1.5 times as much per
- * row as reading each run on its own (measured at N = 8: ~230 against ~150 ns per row): every
- * row of a sorted run is a random access into the sorter's memory, and interleaving N runs
- * defeats the caches and prefetchers that help a single run. Batches turn that into N short
- * sequential reads, and the merge then reads rows that sit together in a small arena.
+ * Why: reading N sorted runs one row at a time in merge order costs more per row than reading
+ * each run on its own: every row of a sorted run is a random access into the sorter's memory,
+ * and interleaving N runs defeats the caches and prefetchers that help a single run. Batches
+ * turn that into N short sequential reads, and the merge then reads rows that sit together in a
+ * small arena.
  *
  * An input sorted here ([[SortedRecords]]) is read straight from the sorter's records, under
  * the sorter iterator's lock for the whole batch. Through Spark's row iterator each row costs
  * several calls and a lock of its own (the iterator locks against a concurrent spill), which
- * keeps the CPU from overlapping one row's memory accesses with the next row's: measured at
- * N = 8 and 16, the merge stage took 1.25-1.30 times the CPU of sorting the same inputs one by
- * one; read this way, 0.91-1.07. A spill of the sorter is requested by its own task, mostly on
- * this thread (the lock is reentrant); one requested from another of the task's threads (a
- * Python runner's writer) waits for at most one batch, which is ours once copied.
+ * keeps the CPU from overlapping one row's memory accesses with the next row's: that way the
+ * merge stage cost clearly more CPU than sorting the same inputs one by one, read this way about
+ * the same (the figures: benchmarks/results/k16-memory-spark3.5.9/notes.md). A spill of the
+ * sorter is requested by its own task, mostly on this thread (the lock is reentrant); one
+ * requested from another of the task's threads (a Python runner's writer) waits for at most one
+ * batch, which is ours once copied.
  *
  * The row the merge is given stays valid until the batch after the next one is read: the
  * previous head, which may be the row being emitted, lives in the other arena. The input's rows
