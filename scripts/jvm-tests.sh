@@ -6,7 +6,7 @@
 #
 #   bash scripts/jvm-tests.sh                 # 3.5.9 and 4.3.0
 #   bash scripts/jvm-tests.sh 4.1.4           # any supported version
-#   SUITES=org.apache.spark.sql.multijoin.KeyTypesSuite bash scripts/jvm-tests.sh
+#   SUITES=org.apache.spark.sql.multijoin.recognition.KeyTypesSuite bash scripts/jvm-tests.sh
 #
 # Prints ScalaTest's report per version, a line per version, and ends with "N passed, N failed"
 # over all of them (counted from the JUnit XML reports in jvm/target/spark-<minor>/surefire-reports).

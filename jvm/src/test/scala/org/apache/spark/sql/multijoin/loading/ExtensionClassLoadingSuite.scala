@@ -18,7 +18,7 @@ class ExtensionClassLoadingSuite extends AnyFunSuite {
   private lazy val names = ExtensionClassLoading.extensionClassNames
 
   test("the classes of every part of the extension are loaded ahead, not only those of the loader's own package") {
-    val ofEachPart = Seq(classOf[MultiJoinExtensions], MultiJoinConf.getClass, classOf[MultiJoin],
+    val ofEachPart: Seq[Class[_]] = Seq(classOf[MultiJoinExtensions], MultiJoinConf.getClass, classOf[MultiJoin],
       ChainPatterns.getClass, classOf[DriverKeyHashes], classOf[MultiJoinScanner], classOf[KeyGroupedInputExec],
       ExtensionClassLoading.getClass)
     ofEachPart.foreach(c => assert(names.contains(c.getName), c.getName))
