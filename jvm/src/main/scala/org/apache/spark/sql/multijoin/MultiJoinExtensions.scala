@@ -13,29 +13,33 @@ import org.apache.spark.sql.multijoin.storage.{ScanSize, UseKeyGroupedInputs, Us
  * Entry point, loaded with `spark.sql.extensions=org.apache.spark.sql.multijoin.MultiJoinExtensions`.
  *
  * The order of the injections follows the life of a query:
- *  1. analysis: the MULTI_JOIN hint becomes a [[MultiJoinHint]] marker over the hinted query;
+ *  1. analysis: the MULTI_JOIN hint becomes a [[logical.MultiJoinHint]] marker over the hinted
+ *     query (recognition: the hint's rules);
  *  2. operator optimisation: Spark's own join rules (pushdown, column pruning, outer join
  *     elimination) run on the ordinary Join nodes; filters above the marker are pushed through it;
  *  3. pre-CBO, once operator optimisation is finished: the chain under the marker collapses into
- *     one [[MultiJoin]] node, or falls back with a warning that says why;
- *  4. pre-CBO, right after the collapse: a LEFT or INNER [[MultiJoin]]'s other inputs get the
- *     driver's bloom filter ([[RuntimeBloomFilter]]). It must follow the collapse, whose
+ *     one [[logical.MultiJoin]] node, or falls back with a warning that says why (recognition);
+ *  4. pre-CBO, right after the collapse: a LEFT or INNER MultiJoin's other inputs get the
+ *     driver's bloom filter ([[bloom.RuntimeBloomFilter]]). It must follow the collapse, whose
  *     MultiJoin nodes and unified keys it needs, and precede planning, so that each filter sits
  *     below its input's shuffle;
- *  5. planning: [[MultiJoin]] becomes [[MultiJoinExec]], EnsureRequirements gives each input
- *     exactly one shuffle, and the operator sorts each input once;
- *  5b. right after EnsureRequirements ([[UseKeyGroupedInputs]]: an AQE query-stage preparation
- *     rule, and without AQE a columnar rule, the only later hook): inputs all read grouped by key
- *     in the same storage layout lose those shuffles again;
+ *  5. planning: MultiJoin becomes [[execution.MultiJoinExec]], EnsureRequirements gives each
+ *     input exactly one shuffle, and the operator sorts each input once (execution);
+ *  5b. right after EnsureRequirements ([[storage.UseKeyGroupedInputs]]: an AQE query-stage
+ *     preparation rule, and without AQE a columnar rule, the only later hook): inputs all read
+ *     grouped by key in the same storage layout lose those shuffles again;
  *  6. adaptive execution, once the inputs' shuffles have run: AQE coalesces the N shuffle reads
- *     as one group, then [[CoalesceToWholeWaves]] regroups them into whole waves of tasks
+ *     as one group, then [[execution.CoalesceToWholeWaves]] regroups them into whole waves of tasks
  *     (query-stage optimizer rules run after Spark's own).
  *
  * SQL functions come with it, for the dbt materialization: `multijoin_version()`,
- * `multijoin_scan_size(sql)` (what a query's scans will read, see [[ScanSize]]), which it logs per
- * input, and `multijoin_hash_in` (see [[MultiJoinHashIn]]) and `multijoin_bloom_filter` /
- * `multijoin_might_contain` (see [[BloomFilterFunctions]]), which keep a changed_keys MERGE's
- * target side to the rows it replaces.
+ * `multijoin_scan_size(sql)` (what a query's scans will read, see [[storage.ScanSize]]), which it
+ * logs per input, and `multijoin_hash_in` (see [[bloom.MultiJoinHashIn]]) and
+ * `multijoin_bloom_filter` / `multijoin_might_contain` (see [[bloom.BloomFilterFunctions]]),
+ * which keep a changed_keys MERGE's target side to the rows it replaces.
+ *
+ * Before any of it, loading: the jar must be the one built for the running Spark minor, and
+ * every class of it is loaded while its class loader is open (the loading package).
  */
 class MultiJoinExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
