@@ -52,8 +52,9 @@ from pathlib import Path
 
 from benchmarks.report import _table, rows_label, write_results
 from benchmarks.run import _machine, list_arg, log, rows_arg, rows_list_arg
-from benchmarks.stages import executions_since, io_since, last_execution_id, last_stage_id, stages_since
+from benchmarks.stages import executions_since, io_since, last_stage_id, stages_since
 from benchmarks.workload import SCRAMBLE
+from testkit.executions import last_execution_id
 
 HERE = Path(__file__).resolve().parent
 

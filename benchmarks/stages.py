@@ -4,6 +4,8 @@ tasks' run, CPU and GC time."""
 
 from __future__ import annotations
 
+from testkit.executions import executions, plan_root, settle
+
 
 def stage_list(spark) -> list:
     """Every stage of the application so far (`stageList`'s parameters differ between Spark
@@ -60,12 +62,6 @@ def stages_since(spark, after_stage_id: int) -> dict:
     return {"spill_bytes": spilled, "peak_task_memory": peak, "stage_timings": timings}
 
 
-def settle(spark) -> None:
-    """Wait until the status store has seen every event so far: it is filled from the listener
-    bus asynchronously, so the last stages of a statement that just returned may be missing."""
-    spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty()
-
-
 def io_since(spark, after_stage_id: int) -> dict:
     """What the stages with an id above `after_stage_id` read and moved: bytes and records read
     from files (every scan: data files, and a table format's own log, manifest and delete files),
@@ -83,27 +79,16 @@ def io_since(spark, after_stage_id: int) -> dict:
     return totals
 
 
-def last_execution_id(spark) -> int:
-    store = spark._jsparkSession.sharedState().statusStore()
-    executions = store.executionsList()
-    return max((int(executions.apply(i).executionId()) for i in range(executions.size())), default=-1)
-
-
 def executions_since(spark, after_execution_id: int, most: int = 8) -> list[list]:
     """The SQL executions with an id above `after_execution_id`, the longest `most`, as
     [seconds from submission to completion, the plan's root node]: what Spark itself spent on
     each statement, beside the dbt log's timing of it (which also counts the client's work after
     a statement until the next one is sent)."""
     settle(spark)
-    store = spark._jsparkSession.sharedState().statusStore()
-    executions = store.executionsList()
     found = []
-    for i in range(executions.size()):
-        execution = executions.apply(i)
+    for execution in executions(spark):
         if int(execution.executionId()) <= after_execution_id or not execution.completionTime().isDefined():
             continue
         seconds = (execution.completionTime().get().getTime() - int(execution.submissionTime())) / 1e3
-        plan = str(execution.physicalPlanDescription())
-        root = next((line.strip() for line in plan.splitlines() if line.strip() and not line.startswith("==")), "")
-        found.append([round(seconds, 3), root[:90]])
+        found.append([round(seconds, 3), plan_root(execution)[:90]])
     return sorted(found, key=lambda e: -e[0])[:most]

@@ -20,3 +20,14 @@ REPO = Path(__file__).resolve().parent.parent
 SPARK_VERSIONS = re.search(
     r"^SPARK_VERSIONS=\((.*)\)$", (REPO / "scripts" / "spark-versions.sh").read_text(), re.M
 )[1].split()
+
+
+def extension_jar() -> Path:
+    """The extension jar the tests load: `DBT_MULTIJOIN_TEST_JAR` when set (a prebuilt jar, e.g. a
+    release's, or one built from another checkout), else the checkout's own, built if needed."""
+    import os
+
+    from dbt_multijoin.jar import ensure_jar
+
+    prebuilt = os.environ.get("DBT_MULTIJOIN_TEST_JAR")
+    return Path(prebuilt) if prebuilt else ensure_jar()

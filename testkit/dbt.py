@@ -199,9 +199,9 @@ def private_jar(directory: Path) -> Path:
     """The extension jar, built if needed, copied for this test run: a JVM reads classes from its
     jar lazily, so a rebuild of jvm/target during the run must not swap the file under it.
     DBT_MULTIJOIN_TEST_JAR names a prebuilt jar to use instead."""
-    from dbt_multijoin.jar import ensure_jar
+    from testkit import extension_jar
 
-    jar = Path(os.environ["DBT_MULTIJOIN_TEST_JAR"]) if os.environ.get("DBT_MULTIJOIN_TEST_JAR") else ensure_jar()
+    jar = extension_jar()
     copy = directory / jar.name
     shutil.copyfile(jar, copy)
     return copy

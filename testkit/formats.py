@@ -103,9 +103,9 @@ def build_format_session(table_format: str, state_dir: Path, app_name: str, conf
     import pyspark
     from pyspark.sql import SparkSession
 
-    from dbt_multijoin.jar import ensure_jar
+    from testkit import extension_jar
 
-    settings = table_format_confs(table_format, pyspark.__version__, ensure_jar(), state_dir)
+    settings = table_format_confs(table_format, pyspark.__version__, extension_jar(), state_dir)
     settings.update({
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",

@@ -9,10 +9,10 @@ from collections.abc import Mapping
 
 def extension_confs() -> dict[str, str]:
     """The two static confs that load the extension; they must be set before the session starts."""
-    from dbt_multijoin.jar import ensure_jar
     from dbt_multijoin.launch import session_confs
+    from testkit import extension_jar
 
-    return session_confs(ensure_jar())
+    return session_confs(extension_jar())
 
 
 def build_session(

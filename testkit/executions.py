@@ -1,0 +1,35 @@
+"""Spark's own record of the SQL statements it ran (the SQL status store, which also feeds the UI's
+SQL tab): for the benchmarks' per-statement times and for tests that check what a command ran."""
+
+from __future__ import annotations
+
+
+def settle(spark) -> None:
+    """Wait until the status store has seen every event so far: it is filled from the listener
+    bus asynchronously, so the last stages of a statement that just returned may be missing."""
+    spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty()
+
+
+def executions(spark) -> list:
+    """Every SQL execution the status store holds (`spark.sql.ui.retainedExecutions`, the newest)."""
+    store = spark._jsparkSession.sharedState().statusStore()
+    listed = store.executionsList()
+    return [listed.apply(i) for i in range(listed.size())]
+
+
+def last_execution_id(spark) -> int:
+    return max((int(execution.executionId()) for execution in executions(spark)), default=-1)
+
+
+def plan_root(execution) -> str:
+    """The first operator of an execution's physical plan: `Execute CreateViewCommand`,
+    `DescribeTable ...`, `AdaptiveSparkPlan ...`."""
+    plan = str(execution.physicalPlanDescription())
+    return next((line.strip() for line in plan.splitlines() if line.strip() and not line.startswith("==")), "")
+
+
+def roots_since(spark, after_execution_id: int) -> list[str]:
+    """The plan roots of the executions with an id above `after_execution_id`, in order."""
+    settle(spark)
+    return [plan_root(e) for e in sorted(executions(spark), key=lambda e: int(e.executionId()))
+            if int(e.executionId()) > after_execution_id]
