@@ -8,13 +8,20 @@
   {%- if not execute -%}
     {{- return('select 1 as multi_join_placeholder') -}}
   {%- endif -%}
-  {%- set spec = dbt_multijoin._mj_spec(relations, key, join_type, strategy, columns, rename, names) -%}
-  {%- if changed_since is not none and config.get('incremental_strategy') != 'changed_keys' -%}
-    {%- do dbt_multijoin._mj_fail("changed_since applies to incremental_strategy='changed_keys' only (the model's is '" ~ config.get('incremental_strategy') ~ "')") -%}
+  {%- set request = model.get('dbt_multijoin_request') if model is mapping else none -%}
+  {%- if request is mapping -%}
+    {#- The multijoin materialization renders the model again to plan a changed_keys run: it asks
+        for this call's arguments, or for the changed keys' rows of its plan (changed_keys/plan.sql). -#}
+    {{- return(dbt_multijoin._mj_answer_request(request, {'relations': relations, 'key': key, 'join_type': join_type, 'strategy': strategy,
+        'columns': columns, 'rename': rename, 'names': names, 'changed_since': changed_since})) -}}
   {%- endif -%}
+  {%- set spec = dbt_multijoin._mj_spec(relations, key, join_type, strategy, columns, rename, names) -%}
   {%- if config.get('incremental_strategy') == 'changed_keys' -%}
-    {#- incremental_strategy='changed_keys': the whole model, or only the changed keys' rows. -#}
-    {{- return(dbt_multijoin._mj_render_changed_keys(spec, changed_since)) -}}
+    {#- The whole model, as a full build writes it (with the presence columns of a partial-update
+        model): what `dbt compile` shows. What a run applies is planned by the materialization. -#}
+    {%- set spec = dbt_multijoin._mj_changed_keys_spec(spec, changed_since) -%}
+  {%- elif changed_since is not none -%}
+    {%- do dbt_multijoin._mj_fail("changed_since applies to incremental_strategy='changed_keys' only (the model's is '" ~ config.get('incremental_strategy') ~ "')") -%}
   {%- endif -%}
   {%- if spec['strategy'] == 'balanced' -%}
     {{- return(dbt_multijoin._mj_render_balanced(spec)) -}}

@@ -39,7 +39,7 @@ def test_partial_update_equals_full_rebuild(spark, table_format, tmp_path_factor
 
     project = PipelineProject.create(spark, tmp_path_factory.mktemp("partial-update"), table_format)
     inputs = Inputs(lambda sql: spark.sql(sql), lambda sql: spark.sql(sql).collect(), project.schema,
-                    table_format, one_row_per_key=True, coarse_clock=True)
+                    table_format, one_row_per_key=True)
     project.sources(*INPUTS)
     project.model("wide", model_sql(one_row_per_key=True))
     assert_equals_full_rebuild(project, project.dbt("run", "-s", "wide"))

@@ -5,7 +5,8 @@ filter on the day column keeps one file of 30 (Delta's data skipping, Iceberg's 
 statistics), and the change feed (Delta's table_changes, Iceberg's changelog) reads only the
 versions or snapshots asked for. A changed_keys run logs it for each input before it reads the
 changes (docs/dbt_package.md): an input that did not change reads nothing, the day column's
-refresh reads the new day's file, the change feed the new version's or snapshot's.
+refresh reads the new day's file and compares the mark's day's rows now with the version the
+last run read, the change feed reads the new version's or snapshot's.
 """
 
 from __future__ import annotations
@@ -144,12 +145,18 @@ def read_line(sizes: list[int], reads: str) -> str:
     return f"reads {len(sizes)} file{'' if len(sizes) == 1 else 's'}, {human(sum(sizes))} ({reads})"
 
 
-def column_line(sizes: dict[int, int], mark: int, ties: bool) -> str:
-    """What the log says an input tracked by its day column reads, its files `sizes` by day: the
-    files of the days above the mark, and with `ties` of the mark's day too."""
-    read = [size for day, size in sizes.items() if day > mark or (ties and day == mark)]
+def column_line(sizes: dict[int, int], mark: int, since, now) -> str:
+    """What the log says an input tracked by its day column reads after its table moved from
+    version `since` to `now`, its files `sizes` by day: the files of the days above the mark, and
+    the mark's day's file twice, now and at `since`, to tell which of its rows changed."""
+    read = [size for day, size in sizes.items() if day > mark] + [sizes[mark]] * 2
     assert len(read) < len(sizes)
-    return read_line(read, f"changed_since day, mark {mark}")
+    return read_line(read, f"changed_since day above {mark}, and the rows at {mark} that changed since version {since} (now {now})")
+
+
+def unchanged_line(version) -> str:
+    """What the log says an input tracked by a column reads when its table has not moved."""
+    return read_line([], f"its table is at version {version}, as at the last run")
 
 
 # The two refresh paths, each a model over the same inputs: one_row_per_key or not.
@@ -183,32 +190,32 @@ def runs(spark, table_format, tmp_path_factory) -> dict:
             log.seek(start)
             return log.read()
 
-    def feed_position() -> int:
-        return delta_version(spark, table("feed")) if table_format == "delta" else snapshots(spark, table("feed"))[-1]
+    def position(name: str) -> int:
+        return delta_version(spark, table(name)) if table_format == "delta" else snapshots(spark, table(name))[-1]
 
     built = project.dbt("run")
     assert built.success, built.describe()
-    facts = {"quiet": file_bytes(spark, table("quiet")), "days_before": file_bytes(spark, table("days")),
-             "unchanged": run(), "feed_before": feed_position()}
+    facts = {"quiet": position("quiet"), "days_before": position("days"),
+             "unchanged": run(), "feed_before": position("feed")}
     write_daily(spark, table("days"), range(DAYS, DAYS + 1))
     write_daily(spark, table("feed"), range(DAYS, DAYS + 1), value="w")
     facts.update(days=file_bytes(spark, table("days")), feed=file_bytes(spark, table("feed")),
-                 changed=run(), feed_after=feed_position(), again=run())
+                 changed=run(), days_after=position("days"), feed_after=position("feed"), again=run())
     return facts
 
 
 @pytest.mark.parametrize("path", PATHS)
 def test_a_run_logs_what_each_input_reads(runs, table_format, path):
-    """(a) A run with no change reads nothing: a change feed with no new version is not read, and
-    a day column's filter skips every file (the partial-update path reads the rows that tie the
-    mark again, so there the mark's day's file is read).
-    (b) After a new day, `days` reads the new day's file, one of 31 (and the mark's, on the
-    partial-update path).
-    (c) After a new commit, `feed` reads that commit's file, one of 31."""
-    model, ties = f"wide_{path}", PATHS[path]
+    """(a) A run with no change reads nothing: an input whose table has not moved is not read, nor
+    a change feed with no new version.
+    (b) After a new day, `days` reads the new day's file, one of 31, and the mark's day's file now
+    and at the version the last run read; `quiet` still reads nothing.
+    (c) After a new commit, `feed` reads that commit's file, one of 31.
+    (d) The next run, with no change, reads nothing again. Both paths read alike."""
+    model = f"wide_{path}"
     unchanged = scan_lines(runs["unchanged"], model)
-    assert unchanged["days"] == column_line(runs["days_before"], DAYS - 1, ties)
-    assert unchanged["quiet"] == column_line(runs["quiet"], 4, ties)
+    assert unchanged["days"] == unchanged_line(runs["days_before"])
+    assert unchanged["quiet"] == unchanged_line(runs["quiet"])
     if table_format == "delta":
         assert unchanged["feed"] == f"reads nothing (no change feed version after {runs['feed_before']})"
         reads = f"change feed, versions {runs['feed_after']} to {runs['feed_after']}"
@@ -217,9 +224,9 @@ def test_a_run_logs_what_each_input_reads(runs, table_format, path):
         reads = f"changelog, the snapshots after {runs['feed_before']} up to {runs['feed_after']}"
 
     changed = scan_lines(runs["changed"], model)
-    assert changed["days"] == column_line(runs["days"], DAYS - 1, ties)
+    assert changed["days"] == column_line(runs["days"], DAYS - 1, runs["days_before"], runs["days_after"])
     assert len(runs["feed"]) == DAYS + 1
     assert changed["feed"] == read_line([runs["feed"][DAYS]], reads)
-    assert changed["quiet"] == column_line(runs["quiet"], 4, ties)
-    # The mark moved on to the new day.
-    assert scan_lines(runs["again"], model)["days"] == column_line(runs["days"], DAYS, ties)
+    assert changed["quiet"] == unchanged_line(runs["quiet"])
+    again = scan_lines(runs["again"], model)
+    assert again["days"] == unchanged_line(runs["days_after"])

@@ -8,11 +8,12 @@ NULL keys are common), a payload `v` and `updated_at`. Inputs `a` and `c` are tr
 an update moved away from). Input `b` is read through its table's change feed (Delta's change data
 feed, Iceberg's changelog) and also gets deletes and updates that move a key.
 
-With `coarse_clock` (the partial-update tests), `updated_at` comes from a coarse clock, as a
-daily load's date or a load id does: it moves on only when a batch says so (`advance`), so rows
-written before and after a run often carry the same value, the one the run recorded as its mark.
-Otherwise every write stamps a new value. A row written later with an OLDER value than
-the mark is never generated: a column cannot show it (docs/dbt_package.md says so).
+`updated_at` comes from a coarse clock, as a daily load's date or a load id does: it moves on only
+when a batch says so (`advance`), so the rows written after a run often carry the very value the
+run recorded as its mark: late rows of the mark's day, in-place updates stamped with the mark.
+Input `c`'s `updated_at` is a string (`STAMP`: the clock's value inside text holding `*/` and both
+quotes, in the clock's order), so its mark is such a string. A row written later with an OLDER
+value than the mark is never generated: a column cannot show it (docs/dbt_package.md says so).
 """
 
 from __future__ import annotations
@@ -31,10 +32,10 @@ update = st.tuples(st.just("update"), st.sampled_from(INPUTS), st.integers(0, 50
 move = st.tuples(st.just("move"), st.just("b"), st.integers(0, 50), KEYS)
 delete = st.tuples(st.just("delete"), st.just("b"), st.integers(0, 50), st.just(None))
 advance = st.tuples(st.just("advance"), st.just("a"), st.just(0), st.just(0))
-# Changes that tie the mark, pinned in an example of the partial-update property (a coarse clock): a
-# run records updated_at 1000 as the mark, then input a gets a new key and input c an in-place
-# update, both stamped 1000 (the clock has not moved on), touching keys no other input changes
-# in that run.
+# Changes that tie the mark, pinned in an example of both properties: a run records updated_at 1000
+# as the mark, then input a gets a new key and input c an in-place update and a row of a key it
+# holds already, all stamped 1000 (the clock has not moved on), touching keys no other input
+# changes in that run.
 TIES_AT_THE_MARK = [[("insert", "a", 3, 5)], [("update", "c", 0, 9), ("insert", "c", 5, 1)]]
 # The MERGE's filter of the target's rows (_mj_replaced_rows_filter, set up by merge_filter): the
 # changed keys' exact hashes, looked up by multijoin_hash_in (under the default limit, more keys
@@ -86,38 +87,43 @@ def full_rebuild(schema: str, one_row_per_key: bool = False) -> str:
     )
 
 
+# Input c's updated_at: the clock's value in text that a SQL comment, a string literal or a
+# quoted identifier would end at ('*/', both quotes, a backslash), in the clock's order.
+STAMP = "load */ '\\\" {clock}"
+
+
 class Inputs:
     """The three input tables; every write stamps updated_at with the clock. `execute` runs a statement
     and `query` returns a query's rows as tuples, in whatever session the test writes with."""
 
     def __init__(self, execute: Callable[[str], None], query: Callable[[str], list], schema: str,
-                 table_format: str, one_row_per_key: bool = False, coarse_clock: bool = False):
+                 table_format: str, one_row_per_key: bool = False):
         """With `one_row_per_key`, every input keeps at most one row per key: an insert of a key
         the input holds updates that row instead, and a move onto such a key is skipped."""
         self.execute, self.query, self.schema = execute, query, schema
         self.one_row_per_key = one_row_per_key
-        # A coarse clock stamps every write with the same value until an `advance`; otherwise
-        # every write stamps a new one (the key-recompute path reads rows above the mark only).
-        self.coarse_clock = coarse_clock
         self.clock = 1000
         self.next_id = 1
         for name in INPUTS:
             # Iceberg's changelog needs nothing switched on; Delta's change data feed does.
             feed = name == "b" and table_format == "delta"
             properties = " tblproperties ('delta.enableChangeDataFeed' = 'true')" if feed else ""
-            execute(f"create table {schema}.{name} (id bigint, k int, v int, updated_at bigint) using {table_format}{properties}")
+            stamp_type = "string" if name == "c" else "bigint"
+            execute(f"create table {schema}.{name} (id bigint, k int, v int, updated_at {stamp_type}) using {table_format}{properties}")
             self.insert(name, [0, 1, 2, None] if one_row_per_key else [0, 1, 1, 2, None], 7)
 
-    def tick(self) -> int:
-        """The clock's value for a write: with a coarse clock, the same until the next `advance`."""
-        if not self.coarse_clock:
-            self.clock += 1
-        return self.clock
+    def stamp(self, name: str) -> str:
+        """The clock's value as input `name`'s updated_at, a SQL literal: the same until the next
+        `advance`."""
+        if name != "c":
+            return str(self.clock)
+        text = STAMP.format(clock=self.clock)
+        return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
     def insert(self, name: str, keys, value: int) -> None:
         rows = []
         for key in keys if isinstance(keys, list) else [keys]:
-            rows.append(f"({self.next_id}, {'null' if key is None else key}, {value}, {self.tick()})")
+            rows.append(f"({self.next_id}, {'null' if key is None else key}, {value}, {self.stamp(name)})")
             self.next_id += 1
         self.execute(f"insert into {self.schema}.{name} values {', '.join(rows)}")
 
@@ -142,19 +148,19 @@ class Inputs:
             if held is None:
                 self.insert(name, arg, value)
             else:
-                self.execute(f"update {self.schema}.{name} set v = {value}, updated_at = {self.tick()} where id = {held}")
+                self.execute(f"update {self.schema}.{name} set v = {value}, updated_at = {self.stamp(name)} where id = {held}")
             return
         row = self.row_id(name, arg)
         if row is None:
             return
         table = f"{self.schema}.{name}"
         if kind == "update":
-            self.execute(f"update {table} set v = {value}, updated_at = {self.tick()} where id = {row}")
+            self.execute(f"update {table} set v = {value}, updated_at = {self.stamp(name)} where id = {row}")
         elif kind == "move":
             if self.holder(name, value) is not None:
                 return
             key_sql = "null" if value is None else str(value)
-            self.execute(f"update {table} set k = {key_sql}, updated_at = {self.tick()} where id = {row}")
+            self.execute(f"update {table} set k = {key_sql}, updated_at = {self.stamp(name)} where id = {row}")
         elif kind == "delete":
             self.execute(f"delete from {table} where id = {row}")
 

@@ -273,7 +273,7 @@ def test_changed_keys_on_thrift_equals_full_rebuild(servers, tmp_path_factory, t
     schema = f"changed_keys_thrift_{next(_SCHEMAS)}"
     hive_execute(port, f"create database {schema}")
     inputs = Inputs(lambda sql: hive_execute(port, sql), lambda sql: hive_query(port, sql), schema, table_format,
-                    one_row_per_key=one_row_per_key, coarse_clock=one_row_per_key)
+                    one_row_per_key=one_row_per_key)
     project = _thrift_project(tmp_path_factory.mktemp("project"), port, schema, table_format, INPUTS)
     (project.root / "models" / "wide.sql").write_text(model_sql(one_row_per_key=one_row_per_key))
 

@@ -4,8 +4,8 @@
 
     append, insert_overwrite and merge are dbt-spark's own: the same validation and the same SQL
     (dbt_spark_get_incremental_sql) over a temporary view of the model's query.
-    Not here: changed_keys, this package's strategy: rendering (_changed_keys_render.sql,
-    _partial_update.sql, _change_sources.sql) and applying (_changed_keys_apply.sql). -#}
+    Not here: changed_keys, this package's strategy (macros/changed_keys/: its plan, sources,
+    paths and run). -#}
 
 {% macro _mj_incremental_strategy() -%}
   {#- The model's incremental_strategy, validated against its file_format; none when the model
@@ -30,15 +30,9 @@
 
 
 {% macro _mj_on_schema_change() -%}
-  {#- The model's on_schema_change, validated (dbt's default: ignore). changed_keys writes rows
-      of the model's columns into a table of the same columns, so it cannot add or drop any:
-      it takes 'ignore' and 'fail' (both fail a run whose columns differ, asking for
-      --full-refresh), and refuses the others. -#}
-  {%- set value = incremental_validate_on_schema_change(config.get('on_schema_change'), default='ignore') -%}
-  {%- if config.get('incremental_strategy') == 'changed_keys' and value not in ['ignore', 'fail'] -%}
-    {%- do dbt_multijoin._mj_fail("on_schema_change '" ~ value ~ "' does not apply to incremental_strategy 'changed_keys' (it replaces whole rows of the table's columns): use 'fail' or 'ignore', and --full-refresh after a change of columns") -%}
-  {%- endif -%}
-  {{- return(value) -}}
+  {#- The model's on_schema_change, validated (dbt's default: ignore). What changed_keys makes of
+      each: changed_keys/schema_change.sql. -#}
+  {{- return(incremental_validate_on_schema_change(config.get('on_schema_change'), default='ignore')) -}}
 {%- endmacro %}
 
 

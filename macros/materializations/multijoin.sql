@@ -1,8 +1,9 @@
 {% materialization multijoin, adapter='spark' %}
   {#- dbt-spark's `table` and `incremental` with the package's steps around the write: validate
-      the config, replay a failed model's ledger, check the extension, SET the model's confs, prove
-      the plan, write without losing the previous table, restore the confs, record the operator.
-      The steps, one by one: docs/dbt_package.md ("The multijoin materialization"). -#}
+      the config, replay a failed model's ledger, check the extension, plan a changed_keys run and
+      read its changes, SET the model's confs, prove the plan, write without losing the previous
+      table, restore the confs, record the operator. The steps, one by one:
+      docs/dbt_package.md ("The multijoin materialization"). -#}
   {%- set grant_config = config.get('grants') -%}
   {%- set settings = dbt_multijoin._mj_model_settings() -%}
   {%- set strategy = dbt_multijoin._mj_incremental_strategy() -%}
@@ -17,51 +18,51 @@
   {%- do dbt_multijoin._mj_recover_swap(target_relation) -%}
   {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=model['alias']) -%}
   {%- set incremental = dbt_multijoin.is_incremental() -%}
-  {%- set header = dbt_multijoin._mj_changed_keys_state(compiled_code) if strategy == 'changed_keys' else none -%}
-  {%- if header is not none and incremental != (header['changes'] is not none) -%}
-    {#- multi_join rendered the other kind of run (e.g. no recorded marks): do what it rendered. -#}
-    {%- set incremental = header['changes'] is not none -%}
-  {%- endif -%}
-
   {%- set version = dbt_multijoin._mj_require_extension(settings) -%}
-  {%- if incremental and header is not none -%}
-    {%- do dbt_multijoin._mj_write_changed_keys(header, target_relation) -%}
+
+  {#- Parse and analysis errors surface here, before any conf is changed; so do a changed_keys
+      run's plan and its changes (changed_keys/run.sql). -#}
+  {%- if strategy == 'changed_keys' -%}
+    {%- set model_columns = dbt_multijoin._mj_query_columns(compiled_code) -%}
+    {%- set columns = model_columns | map(attribute='name') | list -%}
+    {%- set plan = dbt_multijoin._mj_changed_keys_plan(target_relation, old_relation, incremental, model_columns) -%}
+    {%- set changes = dbt_multijoin._mj_changed_keys_read(plan, target_relation) -%}
+    {%- set full_build = plan['path'] == 'full' -%}
+  {%- else -%}
+    {%- set columns = dbt_multijoin._mj_check_query(compiled_code) -%}
+    {%- set full_build = not incremental -%}
   {%- endif -%}
-  {#- Parse and analysis errors surface here, before any conf is changed. -#}
-  {%- set columns = dbt_multijoin._mj_check_query(compiled_code) -%}
 
   {%- set saved = dbt_multijoin._mj_set_confs(settings['confs']) -%}
-  {%- set partial_update = incremental and header is not none and header['path'] == 'partial_update' -%}
-  {%- if partial_update -%}
-    {#- No join to prove: the table keeps the operator its last full build recorded. -#}
-    {%- set operator = dbt_multijoin._mj_recorded_operator(target_relation) or 'none' -%}
+  {%- if strategy == 'changed_keys' -%}
+    {%- set operator = dbt_multijoin._mj_changed_keys_write(plan, changes, target_relation, old_relation, compiled_code, columns, settings, saved) -%}
   {%- else -%}
     {%- set operator = dbt_multijoin._mj_check_plan(compiled_code, settings, saved) -%}
+    {%- if full_build -%}
+      {%- do dbt_multijoin._mj_build_full(target_relation, old_relation, compiled_code) -%}
+    {%- else -%}
+      {%- do dbt_multijoin._mj_apply_incremental(strategy, target_relation, old_relation, compiled_code) -%}
+    {%- endif -%}
   {%- endif -%}
-
-  {%- if not incremental -%}
-    {%- do dbt_multijoin._mj_build_full(target_relation, old_relation, compiled_code) -%}
-  {%- elif partial_update -%}
-    {%- do dbt_multijoin._mj_merge_partial_update(header, target_relation, compiled_code) -%}
-  {%- elif header is not none -%}
-    {%- do dbt_multijoin._mj_merge_changed_keys(header, target_relation, compiled_code, columns) -%}
-  {%- else -%}
-    {%- do dbt_multijoin._mj_apply_incremental(strategy, target_relation, old_relation, compiled_code) -%}
-  {%- endif -%}
-
   {%- do dbt_multijoin._mj_restore_confs(saved) -%}
-  {%- if incremental and header is not none -%}
-    {%- do dbt_multijoin._mj_drop_changed_keys_scratch(target_relation, header) -%}
-  {%- endif -%}
-  {%- set marks = dbt_multijoin._mj_marks_properties(header, not incremental) if header is not none else {} -%}
-  {%- do dbt_multijoin._mj_record_plan(target_relation, settings, operator, version, marks) -%}
 
-  {% set should_revoke = should_revoke(old_relation, full_refresh_mode=(not incremental)) %}
+  {%- if strategy != 'changed_keys' -%}
+    {%- do dbt_multijoin._mj_record_plan(target_relation, settings, operator, version) -%}
+  {%- else -%}
+    {%- do dbt_multijoin._mj_drop_changed_keys_scratch(plan, target_relation) -%}
+    {%- if changes['read'] -%}
+      {#- Nothing read, nothing written: the table and what it records stay as they are. -#}
+      {%- do dbt_multijoin._mj_record_plan(target_relation, settings, operator, version, dbt_multijoin._mj_changed_keys_properties(plan, changes)) -%}
+      {%- do dbt_multijoin._mj_clear_refill(plan, target_relation) -%}
+    {%- endif -%}
+  {%- endif -%}
+
+  {% set should_revoke = should_revoke(old_relation, full_refresh_mode=full_build) %}
   {% do apply_grants(target_relation, grant_config, should_revoke) %}
 
   {% do persist_docs(target_relation, model) %}
 
-  {%- if not incremental -%}
+  {%- if full_build -%}
     {% do persist_constraints(target_relation, model) %}
   {%- endif -%}
 

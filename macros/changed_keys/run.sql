@@ -1,0 +1,128 @@
+{#- Private: the changed_keys strategy as the materialization runs it, after the plan
+    (plan.sql): three calls, one per step of the materialization.
+    1. _mj_changed_keys_read, before any conf of the model is set: what a full build records, or
+       the changes read (changes.sql), so that bad input (two rows of a key under one_row_per_key,
+       a stale mark) fails the run with the session as it was and nothing written;
+    2. _mj_changed_keys_write, under the model's confs: the whole table, or the path's MERGE
+       (recompute.sql, partial_update.sql), in the statement 'main'; returns the join operator;
+    3. _mj_changed_keys_properties: what the run records on the table with the operator, in the
+       same commit: where each input was read up to.
+    Then the materialization drops the run's scratch objects (_mj_drop_changed_keys_scratch). -#}
+
+{% macro _mj_changed_keys_read(plan, relation) -%}
+  {#- {read: whether the run writes, changed_key_count, states: {input index: {mark, version}} to
+      record, or none}. A --empty run (dbt build --empty) reads no input: its full build writes
+      an empty table and records no mark, so that the next run builds the whole table; on an
+      existing table it leaves table and marks as they are. -#}
+  {%- set empty = dbt_multijoin._mj_empty_run() -%}
+  {%- if plan['path'] == 'full' -%}
+    {%- if empty -%}
+      {%- do log("dbt_multijoin: " ~ model.name ~ ": --empty: no mark recorded, so the next run builds the whole table", info=True) -%}
+      {{- return({'read': true, 'changed_key_count': none, 'states': none}) -}}
+    {%- endif -%}
+    {{- return({'read': true, 'changed_key_count': none, 'states': dbt_multijoin._mj_full_states(plan)}) -}}
+  {%- endif -%}
+  {%- if empty -%}
+    {%- do log("dbt_multijoin: " ~ model.name ~ ": --empty: no input is read, the table stays as it is", info=True) -%}
+    {{- return({'read': false, 'changed_key_count': 0, 'states': dbt_multijoin._mj_next_states(plan, {})}) -}}
+  {%- endif -%}
+  {{- return(dbt_multijoin._mj_read_changes(plan, relation)) -}}
+{%- endmacro %}
+
+
+{% macro _mj_changed_keys_write(plan, changes, relation, existing_relation, sql, columns, settings, saved) -%}
+  {#- The run's write, in the statement 'main' (`sql`: the model's compiled SQL, the full build;
+      `columns`: its columns). Returns the join operator to record. -#}
+  {%- if plan['path'] == 'full' -%}
+    {%- set operator = dbt_multijoin._mj_check_plan(sql, settings, saved) -%}
+    {%- do dbt_multijoin._mj_build_full(relation, existing_relation, sql) -%}
+    {{- return(operator) -}}
+  {%- endif -%}
+  {#- A partial update joins nothing: the table keeps the operator its last full build recorded. -#}
+  {%- set operator = dbt_multijoin._mj_recorded_operator(relation) or 'none' -%}
+  {%- if not changes['read'] -%}
+    {%- call statement('main') -%}
+      select 0 as dbt_multijoin_rows_written
+    {%- endcall -%}
+    {{- return(operator) -}}
+  {%- endif -%}
+  {%- if plan['schema_change'] -%}
+    {#- Recorded before the columns change, so that a run that stops between here and the marks
+        makes the next one read those inputs in full again. -#}
+    {%- do dbt_multijoin._mj_record_refill(plan, relation) -%}
+    {%- do dbt_multijoin._mj_apply_schema_change(relation, plan['schema_change']) -%}
+  {%- endif -%}
+  {%- if plan['path'] == 'partial_update' -%}
+    {%- do dbt_multijoin._mj_merge_partial_update(plan, relation, dbt_multijoin._mj_read_inputs(plan), changes['changed_key_count']) -%}
+    {{- return(operator) -}}
+  {%- endif -%}
+  {%- set rows = dbt_multijoin._mj_render_model_for(plan) -%}
+  {%- set operator = dbt_multijoin._mj_check_plan(rows, settings, saved) -%}
+  {%- do dbt_multijoin._mj_merge_recomputed(plan, relation, rows, columns, changes['changed_key_count']) -%}
+  {{- return(operator) -}}
+{%- endmacro %}
+
+
+{% macro _mj_changed_keys_properties(plan, changes) -%}
+  {#- The table properties the run records with its operator, in one commit: each input's mark
+      and version (none on a --empty full build, none when nothing was read: the table keeps what
+      it has); after a full build also the properties that keep later MERGEs small. A run that
+      fails before it records leaves the previous marks, so the next run reads the same changes
+      again (applying them again is idempotent). -#}
+  {%- if changes['states'] is none -%}
+    {{- return({}) -}}
+  {%- endif -%}
+  {%- set properties = dbt_multijoin._mj_state_properties(plan, changes['states']) -%}
+  {%- if plan['path'] == 'full' -%}
+    {%- do properties.update(dbt_multijoin._mj_merge_friendly_properties()) -%}
+  {%- endif -%}
+  {{- return(properties) -}}
+{%- endmacro %}
+
+
+{% macro _mj_merge_friendly_properties() -%}
+  {#- Table properties that make a changed_keys MERGE write only what changed. The changed keys are
+      scattered over every file of the table (its rows are hash-partitioned on the key), so a
+      copy-on-write MERGE rewrites the whole table to replace 1% of its keys: deletion vectors
+      (Delta) and merge-on-read (Iceberg) mark the replaced rows instead. A property the model's
+      own `tblproperties` sets is left to it. -#}
+  {%- set wanted = {
+      'delta': {'delta.enableDeletionVectors': 'true'},
+      'iceberg': {'write.delete.mode': 'merge-on-read', 'write.update.mode': 'merge-on-read', 'write.merge.mode': 'merge-on-read'},
+  }.get(config.get('file_format'), {}) -%}
+  {%- set configured = config.get('tblproperties') or {} -%}
+  {%- set properties = {} -%}
+  {%- for key, value in wanted.items() if key not in configured -%}
+    {%- do properties.update({key: value}) -%}
+  {%- endfor -%}
+  {{- return(properties) -}}
+{%- endmacro %}
+
+
+{#- Inputs to read in full once more: recorded before a change of columns, cleared with the marks. -#}
+{% macro _mj_refill_property(name) -%}
+  {{- return('dbt_multijoin.refill.' ~ (name | lower)) -}}
+{%- endmacro %}
+
+
+{% macro _mj_record_refill(plan, relation) -%}
+  {%- set items = [] -%}
+  {%- for input in plan['inputs'] if input['whole'] -%}
+    {%- do items.append(dbt_multijoin._mj_string_literal(dbt_multijoin._mj_refill_property(input['name'])) ~ ' = ' ~ dbt_multijoin._mj_string_literal(input['whole'])) -%}
+  {%- endfor -%}
+  {%- if items -%}
+    {%- do dbt_multijoin._mj_exec('alter table ' ~ relation ~ ' set tblproperties (' ~ items | join(', ') ~ ')') -%}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro _mj_clear_refill(plan, relation) -%}
+  {#- After the marks are recorded: the inputs read in full no longer need it. -#}
+  {%- set keys = [] -%}
+  {%- for input in plan['inputs'] if input['whole'] -%}
+    {%- do keys.append(dbt_multijoin._mj_string_literal(dbt_multijoin._mj_refill_property(input['name']))) -%}
+  {%- endfor -%}
+  {%- if keys -%}
+    {%- do dbt_multijoin._mj_exec('alter table ' ~ relation ~ ' unset tblproperties if exists (' ~ keys | join(', ') ~ ')') -%}
+  {%- endif -%}
+{%- endmacro %}

@@ -1,0 +1,241 @@
+{#- Private: change source 'column' (the interface: sources.sql): a changed_since column that grows
+    when a row is written: `updated_at`, a load id, a date.
+
+    The mark is the highest value the last run read. A run reads the rows above the mark (and the
+    rows whose changed_since is NULL: never older than a mark), and the rows AT the mark that
+    changed since the last run: a date, a load id or a second-resolution timestamp ties all the
+    time, so rows written after the last run may carry the mark's very value. The table itself
+    tells which tie rows changed: a run records, with the mark, the version it read the input at
+    (its Delta version or Iceberg snapshot), and the next run compares the rows at the mark now
+    with the same rows at that version (time travel), per key, by a 64-bit hash of the columns the
+    model reads: a key whose rows at the mark differ has changed. So the ties cost a read only when
+    the table moved, and only the tie rows that changed are applied again. Where the recorded
+    version cannot be read (a table without versions, a mark recorded by an older release, a Delta
+    version past its file retention or followed by a VACUUM, an expired Iceberg snapshot), every
+    row at the mark is read and applied again (idempotent), and the log says why. An input whose
+    table has not moved since the last run is not read at all.
+
+    The reads of the input are pinned to the version the plan saw (VERSION AS OF), so that the
+    mark and the version recorded together describe one state of the table.
+
+    Not seen (docs/dbt_package.md): a row deleted or moved to another key, except at the mark; a
+    row written late with an older value than the mark. -#}
+
+{% macro _mj_column_source(input, properties) -%}
+  {%- if input['changed_since'] == 'change_feed' -%}
+    {{- return(none) -}}
+  {%- endif -%}
+  {%- set found = [] -%}
+  {%- for column in adapter.get_columns_in_relation(input['relation']) if (column.name | lower) == (input['changed_since'] | lower) -%}
+    {%- do found.append({'column': column.name, 'dtype': column.dtype | lower}) -%}
+  {%- endfor -%}
+  {%- if not found -%}
+    {%- do dbt_multijoin._mj_fail("changed_since column '" ~ input['changed_since'] ~ "' not found in input '" ~ input['name'] ~ "' (" ~ input['relation'] ~ ")") -%}
+  {%- endif -%}
+  {%- set dtype = found[0]['dtype'] -%}
+  {%- if not modules.re.fullmatch('(tinyint|smallint|int|integer|bigint|long|date|timestamp|timestamp_ntz|timestamp_ltz|string|decimal\\(\\d+,\\s*\\d+\\))', dtype) -%}
+    {%- do dbt_multijoin._mj_fail("changed_since column '" ~ found[0]['column'] ~ "' of input '" ~ input['name'] ~ "' (" ~ input['relation'] ~ ") has type " ~ dtype ~ ": use an integral, decimal, date, timestamp or string column") -%}
+  {%- endif -%}
+  {%- set table_format = 'iceberg' if (properties.get('format', '') | lower).startswith('iceberg') else ('delta' if 'delta.minReaderVersion' in properties else none) -%}
+  {{- return({'column': found[0]['column'], 'dtype': dtype,
+      'instant': dtype in ['timestamp', 'timestamp_ltz'], 'table_format': table_format,
+      'version': dbt_multijoin._mj_column_version_now(input, table_format, properties),
+      'properties': properties, 'read': none}) -}}
+{%- endmacro %}
+
+
+{% macro _mj_column_version_now(input, table_format, properties) -%}
+  {#- The input's table version now: its Iceberg snapshot ('none' while it has none) or Delta
+      version; none for a table without versions. -#}
+  {%- if table_format == 'iceberg' -%}
+    {{- return(properties.get('current-snapshot-id', 'none')) -}}
+  {%- elif table_format == 'delta' -%}
+    {{- return(run_query('describe history ' ~ input['relation'] ~ ' limit 1')[0]['version'] | string) -}}
+  {%- endif -%}
+  {{- return(none) -}}
+{%- endmacro %}
+
+
+{% macro _mj_column_plan_read(source, recorded) -%}
+  {%- set mark = recorded['mark'] -%}
+  {%- set column = source['column'] -%}
+  {%- if mark != 'empty' and source['instant'] and not modules.re.fullmatch('-?\\d+', mark) -%}
+    {%- do dbt_multijoin._mj_fail("the recorded mark '" ~ mark ~ "' of changed_since column '" ~ column ~ "' of input '" ~ source['input']['name'] ~ "' (" ~ source['input']['relation'] ~ ") is not a timestamp in microseconds: run with --full-refresh") -%}
+  {%- endif -%}
+  {%- if source['version'] is not none and recorded['version'] == source['version'] -%}
+    {%- do source.update({'read': {'ties': 'none', 'newer': 'false'}}) -%}
+    {{- return({'unchanged': true, 'reads': 'its table is at version ' ~ source['version'] ~ ', as at the last run'}) -}}
+  {%- endif -%}
+  {%- if mark == 'empty' -%}
+    {%- do source.update({'read': {'ties': 'none', 'newer': 'true'}}) -%}
+    {{- return({'unchanged': false, 'reads': 'changed_since ' ~ column ~ ', every row (no mark yet)'}) -}}
+  {%- endif -%}
+  {%- set unreadable = dbt_multijoin._mj_column_ties_unreadable(source, recorded) -%}
+  {%- if unreadable is none -%}
+    {%- do source.update({'read': {'ties': 'changed', 'since': recorded['version'], 'newer': dbt_multijoin._mj_column_newer_than(source, mark, ties=false)}}) -%}
+    {{- return({'unchanged': false, 'reads': 'changed_since ' ~ column ~ ' above ' ~ mark ~ ', and the rows at ' ~ mark ~ ' that changed since version ' ~ recorded['version'] ~ ' (now ' ~ source['version'] ~ ')'}) -}}
+  {%- endif -%}
+  {%- do source.update({'read': {'ties': 'all', 'newer': dbt_multijoin._mj_column_newer_than(source, mark, ties=true)}}) -%}
+  {{- return({'unchanged': false, 'reads': 'changed_since ' ~ column ~ ' at or above ' ~ mark ~ ': every row at the mark is read and applied again, as ' ~ unreadable}) -}}
+{%- endmacro %}
+
+
+{% macro _mj_column_ties_unreadable(source, recorded) -%}
+  {#- Why the rows at the mark cannot be compared with the version the last run read, or none
+      when they can. -#}
+  {%- set since = recorded['version'] -%}
+  {%- if source['version'] is none -%}
+    {{- return('the table has no versions (not Delta or Iceberg)') -}}
+  {%- elif since is none -%}
+    {{- return('no table version was recorded with the mark (a table built by an earlier release)') -}}
+  {%- elif source['table_format'] == 'iceberg' -%}
+    {%- if not modules.re.fullmatch('-?\\d+', since) or (run_query('select count(*) as n from ' ~ source['input']['relation'] ~ '.snapshots where snapshot_id = ' ~ since)[0]['n'] | int) == 0 -%}
+      {{- return('snapshot ' ~ since ~ ' is no longer in the table (expired, or the table was replaced)') -}}
+    {%- endif -%}
+    {{- return(none) -}}
+  {%- endif -%}
+  {#- Delta: the version must still be in the log, no VACUUM may have run since, and it must be
+      within the file retention (VACUUM never removes a file a version within it needs). -#}
+  {%- if not modules.re.fullmatch('\\d+', since) -%}
+    {{- return('the recorded version ' ~ since ~ ' is not a Delta version') -}}
+  {%- endif -%}
+  {%- set written = [] -%}
+  {%- for row in run_query('describe history ' ~ source['input']['relation']) -%}
+    {%- if (row['version'] | int) == (since | int) -%}
+      {%- do written.append(row['timestamp']) -%}
+    {%- elif (row['version'] | int) > (since | int) and (row['operation'] or '').startswith('VACUUM') -%}
+      {{- return('a VACUUM ran on the table after version ' ~ since) -}}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- if not written -%}
+    {{- return('version ' ~ since ~ ' is no longer in the table\'s history') -}}
+  {%- endif -%}
+  {%- set retention = source['properties'].get('delta.deletedFileRetentionDuration', 'interval 1 weeks') -%}
+  {%- if not modules.re.fullmatch('(?i)interval\\s+\\d+\\s+[a-z]+', retention) -%}
+    {%- set retention = 'interval 1 weeks' -%}
+  {%- endif -%}
+  {#- Compared in SQL: a Thrift connection hands timestamps over as text. -#}
+  {%- set expired = run_query('select cast(' ~ dbt_multijoin._mj_string_literal(written[0] | string) ~ ' as timestamp) < current_timestamp() - ' ~ retention ~ ' as expired')[0]['expired'] -%}
+  {%- if expired is sameas true or (expired | string | lower) == 'true' -%}
+    {{- return('version ' ~ since ~ ' is older than the table\'s file retention (' ~ retention ~ ')') -}}
+  {%- endif -%}
+  {{- return(none) -}}
+{%- endmacro %}
+
+
+{% macro _mj_column_value(source, mark) -%}
+  {#- The recorded mark as a value of the column's type. -#}
+  {%- if source['instant'] -%}
+    {{- return('timestamp_micros(' ~ mark ~ ')') -}}
+  {%- endif -%}
+  {{- return('cast(' ~ dbt_multijoin._mj_string_literal(mark) ~ ' as ' ~ source['dtype'] ~ ')') -}}
+{%- endmacro %}
+
+
+{% macro _mj_column_newer_than(source, mark, ties) -%}
+  {#- "Newer than the mark" over the bare column, NULL counting as newer; with `ties`, the rows at
+      the mark too. A plain comparison of the bare column, so that Spark pushes it to the scan and
+      skips the files and row groups whose statistics are all older. -#}
+  {%- set column = dbt_multijoin._mj_quote(source['column']) -%}
+  {{- return('(' ~ column ~ (' >= ' if ties else ' > ') ~ dbt_multijoin._mj_column_value(source, mark) ~ ' or ' ~ column ~ ' is null)') -}}
+{%- endmacro %}
+
+
+{% macro _mj_column_table_at(source, version) -%}
+  {#- The input as of `version` (a table without versions: as it is). -#}
+  {%- if version is none or version == 'none' -%}
+    {{- return(source['input']['relation'] | string) -}}
+  {%- endif -%}
+  {{- return(source['input']['relation'] ~ ' version as of ' ~ version) -}}
+{%- endmacro %}
+
+
+{% macro _mj_column_tie_changes(source, recorded) -%}
+  {#- The keys (the input's key columns) whose non-NULL-keyed rows at the mark differ between the
+      version the plan saw and the recorded one: a 64-bit hash per row of the columns the model
+      reads, counted +1 now and -1 then; a (key, hash) whose count is not 0 was added or removed. -#}
+  {%- set input = source['input'] -%}
+  {%- set keys = dbt_multijoin._mj_column_list(input['keys']) -%}
+  {%- set at_mark = dbt_multijoin._mj_quote(source['column']) ~ ' = ' ~ dbt_multijoin._mj_column_value(source, recorded['mark']) ~ ' and not (' ~ dbt_multijoin._mj_any_key_null(none, input['keys']) ~ ')' -%}
+  {%- set row = 'xxhash64(' ~ dbt_multijoin._mj_column_list(input['columns']) ~ ') as dbt_multijoin_row' -%}
+  {%- set sides = [] -%}
+  {%- for version, side in [(source['version'], 1), (recorded['version'], -1)] -%}
+    {%- do sides.append('select ' ~ keys ~ ', ' ~ row ~ ', ' ~ side ~ ' as dbt_multijoin_side from ' ~ dbt_multijoin._mj_column_table_at(source, version) ~ ' where ' ~ at_mark) -%}
+  {%- endfor -%}
+  {{- return('select ' ~ keys ~ ' from (' ~ sides | join(' union all ') ~ ') as tie_rows group by ' ~ keys ~ ', dbt_multijoin_row having sum(dbt_multijoin_side) <> 0') -}}
+{%- endmacro %}
+
+
+{% macro _mj_column_whole_read_covers(source) -%}
+  {{- return(true) -}}
+{%- endmacro %}
+
+
+{% macro _mj_column_prepare(source, recorded) -%}
+{%- endmacro %}
+
+
+{% macro _mj_column_changed_keys(source, recorded) -%}
+  {%- set read = source['read'] -%}
+  {%- set keys = dbt_multijoin._mj_source_keys_as_model_keys(source) -%}
+  {%- set table = dbt_multijoin._mj_column_table_at(source, source['version']) -%}
+  {%- set rows = 'select ' ~ keys ~ ', ' ~ dbt_multijoin._mj_quote(source['column']) ~ ' as dbt_multijoin_mark from ' ~ table ~ ' where ' ~ read['newer'] -%}
+  {%- if read['ties'] == 'changed' -%}
+    {%- set rows = rows ~ '\n    union all\n    select ' ~ keys ~ ', null from (' ~ dbt_multijoin._mj_column_tie_changes(source, recorded) ~ ') as tie_changes' -%}
+  {%- endif -%}
+  {{- return(rows) -}}
+{%- endmacro %}
+
+
+{% macro _mj_column_net_rows(source, recorded, columns) -%}
+  {#- The rows newer than the mark, and where the ties are compared, the changed keys' rows at the
+      mark, each key once (one_row_per_key); a key whose row at the mark went away and holds none
+      now is absent (dbt_multijoin_present false). -#}
+  {%- set read = source['read'] -%}
+  {%- set input = source['input'] -%}
+  {%- set table = dbt_multijoin._mj_column_table_at(source, source['version']) -%}
+  {%- set selected = dbt_multijoin._mj_column_list(columns) ~ ', ' ~ dbt_multijoin._mj_quote(source['column']) ~ ' as dbt_multijoin_mark' -%}
+  {%- if read['ties'] != 'changed' -%}
+    {{- return('select ' ~ selected ~ ', true as dbt_multijoin_present from ' ~ table ~ ' where ' ~ read['newer']) -}}
+  {%- endif -%}
+  {%- set keys = dbt_multijoin._mj_column_list(input['keys']) -%}
+  {%- set at_mark = dbt_multijoin._mj_quote(source['column']) ~ ' = ' ~ dbt_multijoin._mj_column_value(source, recorded['mark']) -%}
+  {%- set absent = [] -%}
+  {%- set same_key = [] -%}
+  {%- for column in columns -%}
+    {%- if column in input['keys'] -%}
+      {%- do absent.append(dbt_multijoin._mj_column_ref('gone', column)) -%}
+      {%- do same_key.append(dbt_multijoin._mj_column_ref('held', column) ~ ' = ' ~ dbt_multijoin._mj_column_ref('gone', column)) -%}
+    {%- else -%}
+      {%- do absent.append('null as ' ~ dbt_multijoin._mj_quote(column)) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {{- return('with dbt_multijoin_ties as (' ~ dbt_multijoin._mj_column_tie_changes(source, recorded) ~ '),\n'
+      ~ 'dbt_multijoin_held as (select ' ~ selected ~ ' from ' ~ table ~ ' where ' ~ read['newer'] ~ ' or (' ~ at_mark ~ ' and (' ~ keys ~ ') in (select ' ~ keys ~ ' from dbt_multijoin_ties)))\n'
+      ~ 'select *, true as dbt_multijoin_present from dbt_multijoin_held\n'
+      ~ 'union all\n'
+      ~ 'select ' ~ absent | join(', ') ~ ', null, false from dbt_multijoin_ties as gone where not exists (select 1 from dbt_multijoin_held as held where ' ~ same_key | join(' and ') ~ ')') -}}
+{%- endmacro %}
+
+
+{% macro _mj_column_mark(source) -%}
+  {{- return({'instant': source['instant']}) -}}
+{%- endmacro %}
+
+
+{% macro _mj_column_full_state(source) -%}
+  {#- The highest value now (at the version the plan saw), from a query run with the other
+      inputs' in one job; 'empty' when the input has none. -#}
+  {%- set table = dbt_multijoin._mj_column_table_at(source, source['version']) -%}
+  {{- return({'query': 'select ' ~ dbt_multijoin._mj_highest_mark(dbt_multijoin._mj_quote(source['column']), source['instant']) ~ ' as mark from ' ~ table, 'version': source['version']}) -}}
+{%- endmacro %}
+
+
+{% macro _mj_column_next_state(source, recorded, highest) -%}
+  {#- The mark moves up to the highest value read above it; the version to the one read at. -#}
+  {{- return({'mark': recorded['mark'] if highest is none else highest, 'version': source['version']}) -}}
+{%- endmacro %}
+
+
+{% macro _mj_column_cleanup(source) -%}
+{%- endmacro %}

@@ -1,0 +1,126 @@
+"""What a changed_keys run plans and costs, beyond its rows (the properties check those):
+
+- `dbt compile`, `dbt ls` and `dbt docs generate` of changed_keys models change nothing: Spark's own
+  record of what it ran (the SQL status store) holds only DESCRIBE and SHOW statements, no view or
+  table appears, no table's properties or version move, and the next run still applies the
+  changes;
+- a refresh costs what changed since the last run, ties included: after a one-shot load that
+  stamps one changed_since value on every row, and N rows of one input changed since (some of
+  them stamped with that very value), a run logs N changed keys, reads only that input, and a run
+  after it with nothing changed reads nothing and writes nothing. On both paths.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from testkit.executions import last_execution_id, roots_since
+from testkit.input_changes import INPUTS, Inputs, full_rebuild, model_sql
+
+# What compiling may run: metadata reads (a relation's columns, a table's properties, the schema's
+# relations), each a command that Spark records once as itself and once as the CommandResult that
+# returns its rows. Anything else (a query, a CALL, a CREATE, a CACHE, an ALTER, a write) is a side
+# effect of rendering.
+METADATA = re.compile(r"^((Execute )?(Describe|Show)\w*|CommandResult)\b")
+
+
+def table_state(spark, schema: str) -> dict[str, tuple]:
+    """Per table of the schema: its properties (an Iceberg table's hold its current snapshot) and a
+    Delta table's latest version."""
+    state = {}
+    for row in spark.sql(f"show tables in {schema}").collect():
+        if row.isTemporary:
+            continue
+        name = f"{schema}.{row.tableName}"
+        properties = {r.key: r.value for r in spark.sql(f"show tblproperties {name}").collect()}
+        version = spark.sql(f"describe history {name} limit 1").collect()[0].version if "delta.minReaderVersion" in properties else None
+        state[name] = (tuple(sorted(properties.items())), version)
+    return state
+
+
+def temporary_views(spark) -> set[str]:
+    return {row.tableName for row in spark.sql("show tables").collect() if row.isTemporary}
+
+
+def test_compile_ls_and_docs_generate_change_nothing(project, table_format):
+    spark = project.spark
+    inputs = Inputs(lambda sql: spark.sql(sql), lambda sql: spark.sql(sql).collect(), project.schema, table_format)
+    project.sources(*INPUTS)
+    project.model("recomputed", model_sql())
+    project.model("partial", model_sql(one_row_per_key=True))
+    assert (built := project.dbt("run")).success, built.describe()
+    # Changes that an incremental run would read: a new row of a (a column), a delete in b (a
+    # change feed).
+    inputs.apply(("insert", "a", 4, 1))
+    inputs.apply(("delete", "b", 0, None))
+
+    before_state, before_views, since = table_state(spark, project.schema), temporary_views(spark), last_execution_id(spark)
+    for command in (["compile"], ["ls"], ["docs", "generate"]):
+        run = project.dbt(*command)
+        assert run.success, run.describe()
+    ran = roots_since(spark, since)
+    assert ran, "the status store recorded nothing: the check would pass whatever compile ran"
+    assert [root for root in ran if not METADATA.match(root)] == [], ran
+    assert temporary_views(spark) == before_views
+    assert table_state(spark, project.schema) == before_state
+
+    # The changes are still there for the next run to apply.
+    assert (refreshed := project.dbt("run")).success, refreshed.describe()
+    assert "recomputed: recomputing the changed keys" in refreshed.output
+    assert project.rows("recomputed") == project.rows(full_rebuild(project.schema))
+
+
+# The changed_keys model over three inputs of 200 keys each, loaded once with load = 1.
+ONE_SHOT_MODEL = (
+    "{{{{ config(materialized='multijoin', incremental_strategy='changed_keys'{declared}) }}}}\n"
+    "{{{{ dbt_multijoin.multi_join([source('inputs', 'a'), source('inputs', 'b'), source('inputs', 'c')], key='k',\n"
+    "    columns={{'a': ['a_v'], 'b': ['b_v'], 'c': ['c_v']}}, changed_since='load') }}}}\n"
+)
+
+
+def changed_key_counts(output: str) -> list[int]:
+    return [int(m.group(1)) for m in re.finditer(r": (\d+) changed keys", output)]
+
+
+def read_lines(output: str) -> dict[str, str]:
+    """Per input, what the run's log says it reads."""
+    return {m.group(1): m.group(2) for m in re.finditer(r"input '(\w+)' \([\w.]+\): (reads .*)", output)}
+
+
+@pytest.mark.parametrize("path", ["recompute", "partial_update"])
+def test_a_change_of_n_rows_after_a_one_shot_load_costs_n_keys(project, table_format, path):
+    spark = project.spark
+    for name in ("a", "b", "c"):
+        spark.sql(f"create table {project.table(name)} using {table_format} as "
+                  f"select cast(id as int) as k, cast(id as int) as {name}_v, 1 as load from range(200)")
+    project.sources("a", "b", "c")
+    project.model("wide", ONE_SHOT_MODEL.format(declared=", one_row_per_key=true" if path == "partial_update" else ""))
+    assert (built := project.dbt("run")).success, built.describe()
+
+    # 7 rows of a updated by a new load, and 3 more stamped with the mark's value (an in-place fix
+    # of the same load): 10 changed keys; b and c untouched.
+    spark.sql(f"update {project.table('a')} set a_v = a_v + 1000, load = 2 where k < 7")
+    spark.sql(f"update {project.table('a')} set a_v = a_v + 1000 where k between 100 and 102")
+    run = project.dbt("run")
+    assert run.success, run.describe()
+    assert changed_key_counts(run.output) == [10], run.output
+    lines = read_lines(run.output)
+    assert lines["a"].startswith("reads") and not lines["a"].startswith("reads nothing"), lines
+    for unchanged in ("b", "c"):
+        assert lines[unchanged].startswith("reads nothing (its table is at version"), lines
+    presence = path == "partial_update"
+    columns = ", ".join(f"{n}.{n}_v" + (f", {n}.k is not null or null" if presence else "") for n in ("a", "b", "c"))
+    expected = (f"select coalesce(a.k, b.k, c.k) as k, {columns}"
+                f" from {project.table('a')} as a full outer join {project.table('b')} as b on a.k = b.k"
+                f" full outer join {project.table('c')} as c on coalesce(a.k, b.k) = c.k")
+    assert project.rows("wide") == project.rows(expected)
+
+    # Nothing changed since: nothing read, nothing written, the table's version unmoved.
+    before = table_state(spark, project.schema)
+    again = project.dbt("run")
+    assert again.success, again.describe()
+    assert "no input changed since the last run: nothing to read or write" in again.output
+    assert changed_key_counts(again.output) == []
+    assert table_state(spark, project.schema) == before
