@@ -8,7 +8,8 @@ lists them.
 
 Only the standard library at import time: scripts/setup.sh runs `--bash` with the system Python,
 before any virtualenv exists. A generated section sits between two marker comments (`MARKER`) in
-a tracked file; `--write` replaces what is between them and nothing else."""
+a tracked file; `--write` replaces what is between them and nothing else. (The markers hold no
+"--": an XML comment may not.)"""
 
 from __future__ import annotations
 
@@ -166,8 +167,7 @@ def bash(minors: list[SparkMinor]) -> str:
 # --- generated sections -------------------------------------------------------------------------
 
 MARKER = re.compile(
-    r"^[ \t]*<!-- generated: (?P<name>[\w-]+), by buildtools/versions\.py from spark-versions\.toml;"
-    r" do not edit \(python -m buildtools\.versions --write\) -->\n"
+    r"^[ \t]*<!-- generated: (?P<name>[\w-]+), from spark-versions\.toml by buildtools/versions\.py: do not edit -->\n"
     r"(?P<body>.*?)"
     r"^[ \t]*<!-- end generated: (?P=name) -->\n",
     re.M | re.S,
