@@ -25,10 +25,11 @@ def _cmd_jar(args: argparse.Namespace) -> int:
             raise DbtMultijoinError("--spark names a shipped jar: it takes no --spark-home, --sources, --target or --rebuild")
         path = jar.shipped_jar(args.spark)
     elif compiling:
-        path = jar.ensure_jar(
+        # Only a source checkout compiles; from a wheel checkout_build fails, naming --spark instead.
+        path = jar.checkout_build().ensure_jar(
             jar.SparkInstall.from_home(args.spark_home) if args.spark_home else None,
-            sources=args.sources or jar.CHECKOUT_SOURCES,
-            target=args.target or jar.CHECKOUT_TARGET,
+            sources=args.sources,
+            target=args.target,
             force=args.rebuild,
         )
     else:
@@ -109,10 +110,10 @@ def _add_jar_command(commands) -> None:
         help="print the path of the extension jar for the installed pyspark (compiled in a checkout, shipped otherwise)",
     )
     jar.add_argument("--spark", metavar="MINOR", help="the jar shipped with this installation for Spark MINOR (e.g. 3.5, 4.3)")
-    jar.add_argument("--spark-home", type=Path, help="compile for the Spark in this directory (a pyspark directory)")
-    jar.add_argument("--sources", type=Path, help="compile these Scala sources (default: jvm/src of the checkout)")
-    jar.add_argument("--target", type=Path, help="compile into this directory (default: jvm/target of the checkout)")
-    jar.add_argument("--rebuild", action="store_true", help="compile even if the jar is up to date")
+    jar.add_argument("--spark-home", type=Path, help="checkout: compile for the Spark in this directory (a pyspark directory)")
+    jar.add_argument("--sources", type=Path, help="checkout: compile these Scala sources (default: jvm/src of the checkout)")
+    jar.add_argument("--target", type=Path, help="checkout: compile into this directory (default: jvm/target of the checkout)")
+    jar.add_argument("--rebuild", action="store_true", help="checkout: compile even if the jar is up to date")
     jar.set_defaults(func=_cmd_jar)
 
 

@@ -2,7 +2,7 @@
 # Runs the JVM unit tests (ScalaTest suites in jvm/src/test/scala, through jvm/pom.xml) against the
 # jars of each given Spark version (default: 3.5.9 and 4.3.0, the whole-suite lines of
 # scripts/spark-versions.sh), the extension's classes as its jar for that version holds them
-# (dbt_multijoin/jar.py builds the jar first if it is out of date). Needs scripts/setup.sh first.
+# (buildtools/jar_build.py builds the jar first if it is out of date). Needs scripts/setup.sh first.
 #
 #   bash scripts/jvm-tests.sh                 # 3.5.9 and 4.3.0
 #   bash scripts/jvm-tests.sh 4.1.4           # any supported version
@@ -31,16 +31,17 @@ for version in "${versions[@]}"; do
   fi
   echo "=== JVM unit tests, Spark $version"
   start=$SECONDS
-  # Python runs Maven (through jar.py, which holds the build lock and passes the build what it
-  # reads off the Spark home) and counts the reports: "passed failed exit-code" into $counts, so
+  # Python runs Maven (through buildtools/jar_build.py, which holds the build lock and passes the
+  # build what it reads off the Spark home) and counts the reports: "passed failed exit-code" into $counts, so
   # that a build failure (no reports) and a test failure are told apart.
   : >"$counts"
   "$python" - "$home" "${SUITES:-}" "$counts" <<'PYTHON'
 import sys
 import xml.etree.ElementTree as ElementTree
 
+from buildtools.jar_build import run_unit_tests
 from dbt_multijoin.errors import DbtMultijoinError
-from dbt_multijoin.jar import SparkInstall, run_unit_tests
+from dbt_multijoin.jar import SparkInstall
 
 home, suites, counts = sys.argv[1:]
 try:

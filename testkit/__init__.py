@@ -27,7 +27,7 @@ def extension_jar() -> Path:
     release's, or one built from another checkout), else the checkout's own, built if needed."""
     import os
 
-    from dbt_multijoin.jar import ensure_jar
+    from buildtools.jar_build import ensure_jar
 
     prebuilt = os.environ.get("DBT_MULTIJOIN_TEST_JAR")
     return Path(prebuilt) if prebuilt else ensure_jar()

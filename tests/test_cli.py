@@ -1,6 +1,6 @@
 """The `dbt-multijoin jar` and `extension` commands: a stable interface for tools outside the repo.
-In a checkout `jar` builds through jvm/pom.xml; the last tests check that the pom's profiles say
-what jar.py tells the build."""
+In a checkout `jar` builds through jvm/pom.xml (buildtools/jar_build.py); the last tests check
+that the pom's profiles say what jar_build.py tells the build."""
 
 import shutil
 import subprocess
@@ -11,20 +11,23 @@ from pathlib import Path
 
 import pytest
 
+from buildtools.jar_build import CHECKOUT_SOURCES, POM, maven_properties, shim_dir
 from dbt_multijoin import EXTENSION_CLASS, __version__
-from dbt_multijoin.jar import CHECKOUT_SOURCES, POM, SparkInstall, installed_spark, maven_properties, shim_dir
+from dbt_multijoin.jar import SparkInstall, installed_spark
 from testkit import REPO, SPARK_VERSIONS
 
 
 
-def cli(*args):
+def cli(*args, cwd=None):
     return subprocess.run(
-        [sys.executable, "-m", "dbt_multijoin.cli", *args], capture_output=True, text=True, timeout=600
+        [sys.executable, "-m", "dbt_multijoin.cli", *args], capture_output=True, text=True, timeout=600, cwd=cwd
     )
 
 
-def test_jar_prints_only_the_absolute_path_of_an_existing_jar():
-    result = cli("jar")
+def test_jar_prints_only_the_absolute_path_of_an_existing_jar(tmp_path):
+    # Run outside the checkout, where only the installed package is importable: in a checkout the
+    # command still finds the build's tooling next to the package.
+    result = cli("jar", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert len(lines) == 1
@@ -115,8 +118,8 @@ def test_the_pom_has_a_profile_per_supported_version_and_no_other():
 
 @pytest.mark.parametrize("version", SPARK_VERSIONS)
 def test_a_profile_says_what_jar_py_passes_the_build_for_its_spark_home(version):
-    """An IDE import and a plain ./mvnw use the profile's values; jar.py reads them off the Spark
-    home. Both must build the same jar: same Spark home, versions and shim directories."""
+    """An IDE import and a plain ./mvnw use the profile's values; jar_build.py reads them off the
+    Spark home. Both must build the same jar: same Spark home, versions and shim directories."""
     home = spark_home(version)
     if not (home / "jars").is_dir():
         pytest.skip(f"no Spark {version} at {home}: scripts/setup.sh makes it")
@@ -128,7 +131,7 @@ def test_a_profile_says_what_jar_py_passes_the_build_for_its_spark_home(version)
         for name, value in profile.items()
     }
     assert Path(resolved.pop("spark.home")).resolve() == spark.home
-    assert Path(resolved.pop("shim.base.dir")) == shim_dir(spark, base=True)
-    assert Path(resolved.pop("shim.dir")) == shim_dir(spark)
+    assert Path(resolved.pop("shim.base.dir")) == shim_dir(spark.spark_minor, base=True)
+    assert Path(resolved.pop("shim.dir")) == shim_dir(spark.spark_minor)
     passed = maven_properties(spark)
     assert resolved == {name: passed[name] for name in resolved}

@@ -12,9 +12,9 @@ import yaml
 
 from testkit.dbt import cli, make_tiny_project, private_jar
 
+from buildtools.jar_build import ensure_jar
 from dbt_multijoin import EXTENSION_CLASS
 from dbt_multijoin.errors import ProfileError
-from dbt_multijoin.jar import ensure_jar
 from dbt_multijoin.profiles import render_profile
 
 
