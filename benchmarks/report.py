@@ -2,7 +2,7 @@
 
     python -m benchmarks.report OUT_DIR RUN_DIR [RUN_DIR ...]
 
-renders the runs side by side (one column group per run, e.g. Spark 3.5.9 and Spark 4.3.0) from
+renders the runs side by side (one column group per run, e.g. Spark 3.5 and Spark 4.3) from
 each RUN_DIR/results.json. Every ratio is taken within one run, from the medians of its
 repetitions.
 

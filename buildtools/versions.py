@@ -103,7 +103,10 @@ def load(path: Path = MANIFEST) -> list[SparkMinor]:
 
 def _problems(minors: list[SparkMinor], root: Path) -> list[str]:
     problems = []
-    own_venvs = {m.python: m for m in minors if m.constraints}
+    own_venvs = {}
+    for m in minors:
+        if m.constraints:
+            own_venvs.setdefault(m.python, m)
     for m in minors:
         where = f"Spark {m.minor}"
         if not re.fullmatch(r"\d+\.\d+", m.minor) or not m.patch.startswith(m.minor + "."):
@@ -154,6 +157,7 @@ def bash(minors: list[SparkMinor]) -> str:
 
     lines = [
         array("SPARK_VERSIONS", [m.patch for m in minors]),
+        f"declare -g SPARK_MAIN={shlex.quote(main_minor(minors).patch)}",
         table("SPARK_PATCH", [(key, m.patch) for m in minors for key in (m.minor, m.patch)]),
         table("SPARK_PYTHON", [(m.patch, m.python) for m in minors]),
         table("SPARK_CONSTRAINTS", [(m.patch, m.constraints) for m in minors if m.constraints]),
@@ -216,9 +220,57 @@ def pom_profiles(minors: list[SparkMinor], sources: Path | None = None) -> str:
     return "\n".join(out) + "\n"
 
 
+def build_table(minors: list[SparkMinor], sources: Path | None = None) -> str:
+    """docs/development.md: per profile its Spark, shims and Spark home in a checkout."""
+    from buildtools.jar_build import CHECKOUT_SOURCES, shim_dir
+
+    sources = sources or CHECKOUT_SOURCES
+    main = main_minor(minors)
+    rows = [
+        "| profile | Spark (Scala) | shims compiled with `jvm/src/main/scala` | Spark home in a checkout |",
+        "|---|---|---|---|",
+    ]
+    for m in minors:
+        shims = ", ".join(f"`jvm/src/shims/{shim_dir(m.minor, sources, base=base).name}`" for base in (True, False))
+        rows.append(
+            f"| `spark-{m.minor}`{' (default)' if m is main else ''} | {m.patch} ({m.scala_binary}) | {shims} | `{m.spark_home}` |"
+        )
+    return "\n".join(rows) + "\n"
+
+
+def suites_table(minors: list[SparkMinor]) -> str:
+    """docs/development.md: per minor what runs on it and the table formats' runtimes it loads."""
+    rows = ["| Spark | Python | suites | Iceberg runtime | Delta runtime |", "|---|---|---|---|---|"]
+    for m in minors:
+        python = f"`{m.python}` (`{m.constraints}`)" if m.constraints else f"`{m.python}`, `{m.pyspark_home}` first on `PYTHONPATH`"
+        delta = f"`{m.delta}`, `{m.delta_storage}`" if m.delta else "none"
+        rows.append(f"| {m.patch} | {python} | {', '.join(m.suites)} | {f'`{m.iceberg}`' if m.iceberg else 'none'} | {delta} |")
+    return "\n".join(rows) + "\n"
+
+
+SUITE_WORDS = {
+    "whole": "the whole suite",
+    "smoke": "the smoke subset",
+    "pipelines": "the pipeline tests on Delta and Iceberg",
+    "jvm-unit": "the JVM unit tests",
+}
+
+
+def readme_table(minors: list[SparkMinor]) -> str:
+    """README.md's compatibility table: per minor its jar and the patch the tests run on."""
+    rows = ["| Spark | Scala | jar | tested here on | what runs there |", "|---|---|---|---|---|"]
+    for m in minors:
+        runs = ", ".join(words for name, words in SUITE_WORDS.items() if name in m.suites)
+        rows.append(f"| {m.minor}.x | {m.scala_binary} | `{m.jar_prefix}` | {m.patch} | {runs} |")
+    return "\n".join(rows) + "\n"
+
+
 # Where each generated section lives, and what renders it.
 SECTIONS = {
     "pom-profiles": ("jvm/pom.xml", pom_profiles),
+    "build-table": ("docs/development.md", build_table),
+    "suites-table": ("docs/development.md", suites_table),
+    "compatibility": ("README.md", readme_table),
 }
 
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Builds the sdist and the wheel into dist/ (or the directory given as $1). jar.py builds one jar
-# per supported Spark minor against that minor's pyspark (scripts/spark-versions.sh) through the
-# Maven build jvm/pom.xml, into a staging copy of the package; `python -m build` makes the sdist
-# from it (jars and Scala sources included) and then the wheel from that sdist, so both ship the
-# same jars. Runs scripts/setup.sh first (a no-op once done), so it works from a fresh clone.
+# Builds the sdist and the wheel into dist/ (or the directory given as $1). `dbt-multijoin jar`
+# (buildtools/jar_build.py) builds one jar per supported Spark minor against that minor's pyspark
+# (spark-versions.toml) through the Maven build jvm/pom.xml, into a staging copy of the package;
+# `python -m build` makes the sdist from it (jars and Scala sources included) and then the wheel
+# from that sdist, so both ship the same jars, and neither the build's tooling (buildtools/).
+# Runs scripts/setup.sh first (a no-op once done), so it works from a fresh clone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/spark-versions.sh

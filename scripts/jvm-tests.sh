@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs the JVM unit tests (ScalaTest suites in jvm/src/test/scala, through jvm/pom.xml) against the
-# jars of each given Spark version (default: 3.5.9 and 4.3.0, the whole-suite lines of
-# scripts/spark-versions.sh), the extension's classes as its jar for that version holds them
-# (buildtools/jar_build.py builds the jar first if it is out of date). Needs scripts/setup.sh first.
+# jars of each given Spark version, a supported minor or its tested patch (default: the versions
+# whose suites include jvm-unit in spark-versions.toml), the extension's classes as its jar for that
+# version holds them (buildtools/jar_build.py builds the jar first if it is out of date). Needs
+# scripts/setup.sh first.
 #
-#   bash scripts/jvm-tests.sh                 # 3.5.9 and 4.3.0
-#   bash scripts/jvm-tests.sh 4.1.4           # any supported version
+#   bash scripts/jvm-tests.sh                 # the jvm-unit versions of spark-versions.toml
+#   bash scripts/jvm-tests.sh 4.1             # any supported version
 #   SUITES=org.apache.spark.sql.multijoin.recognition.KeyTypesSuite bash scripts/jvm-tests.sh
 #
 # Prints ScalaTest's report per version, a line per version, and ends with "N passed, N failed"
@@ -17,7 +18,7 @@ source scripts/spark-versions.sh
 python=.venv/bin/python
 [ -x "$python" ] || { echo "no .venv: run scripts/setup.sh first" >&2; exit 1; }
 versions=("$@")
-[ ${#versions[@]} -gt 0 ] || versions=(3.5.9 4.3.0)
+[ ${#versions[@]} -gt 0 ] || versions=("${SPARK_SUITE_JVM_UNIT[@]}")
 
 summary=() passed=0 failed=0 status=0
 counts=$(mktemp "${TMPDIR:-/tmp}/jvm-tests.XXXXXX")

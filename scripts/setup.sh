@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Sets up everything from a fresh clone with only Python 3.11 and Java 17, for both Spark lines
-# (scripts/spark-versions.sh): .venv (Spark 3.5.9) and .venv-spark4 (Spark 4.3.0), each with the
-# package and all its extras at the versions of constraints/spark-<minor>.txt; pyspark-only Spark
-# homes .spark/<version> for the other minors; then the extension jar for .venv. Safe to run
-# again: it only does what is missing or what a changed pyproject.toml or constraints file needs.
-# It prints one line per step; pip's and the build backend's output goes to build/setup.log,
-# whose end is printed when a step fails.
+# Sets up everything from a fresh clone with only Python 3.11 and Java 17, for the Spark versions
+# of spark-versions.toml (read through scripts/spark-versions.sh): a virtualenv per minor that has
+# one (.venv, .venv-spark4), with the package and all its extras at the versions of its
+# constraints file and that minor's pyspark; a pyspark-only Spark home .spark/<version> for each
+# other minor; then the extension jar for .venv. Safe to run again: it only does what is missing
+# or what a changed pyproject.toml, constraints file or tested version needs. It prints one line
+# per step; pip's and the build backend's output goes to build/setup.log, whose end is printed
+# when a step fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/spark-versions.sh
@@ -28,23 +29,24 @@ step() {
   echo "set-up: $description ($((SECONDS - started)) s)"
 }
 
-# setup_venv <venv> <constraints file>
+# setup_venv <venv> <constraints file> <Spark version>
 setup_venv() {
-  local venv=$1 constraints=$2 stamp="$1/.dbt-multijoin-setup" wanted
-  wanted=$(cat pyproject.toml "$constraints" | sha256sum | cut -d' ' -f1)
+  local venv=$1 constraints=$2 pyspark="pyspark==$3" stamp="$1/.dbt-multijoin-setup" wanted
+  wanted=$({ cat pyproject.toml "$constraints"; echo "$pyspark"; } | sha256sum | cut -d' ' -f1)
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted" ]; then
     return
   fi
   [ -x "$venv/bin/python" ] || step "create $venv" "$python" -m venv "$venv"
   step "upgrade pip in $venv" "$venv/bin/python" -m pip install "${pip[@]}" --upgrade pip
-  step "install the package and its extras into $venv ($constraints)" \
-    "$venv/bin/python" -m pip install "${pip[@]}" -c "$constraints" -e ".[dev]"
+  step "install the package and its extras into $venv ($constraints, $pyspark)" \
+    "$venv/bin/python" -m pip install "${pip[@]}" -c "$constraints" -e ".[dev]" "$pyspark"
   echo "$wanted" >"$stamp"
 }
 
+# The virtualenvs first: a pyspark-only home is installed with .venv's pip.
 for version in "${SPARK_VERSIONS[@]}"; do
-  if [ -z "$(spark_extra_home "$version")" ]; then
-    setup_venv "$(spark_venv "$version")" "constraints/spark-${version%.*}.txt"
+  if [ -n "${SPARK_CONSTRAINTS[$version]:-}" ]; then
+    setup_venv "$(spark_venv "$version")" "${SPARK_CONSTRAINTS[$version]}" "$version"
   fi
 done
 for version in "${SPARK_VERSIONS[@]}"; do
@@ -56,5 +58,5 @@ for version in "${SPARK_VERSIONS[@]}"; do
     mv "$home.partial" "$home"
   fi
 done
-step "build the extension jar for Spark 3.5.9" .venv/bin/dbt-multijoin jar
-echo "extension jar (Spark 3.5.9): $(.venv/bin/dbt-multijoin jar 2>>"$log")"
+step "build the extension jar for Spark $SPARK_MAIN" .venv/bin/dbt-multijoin jar
+echo "extension jar (Spark $SPARK_MAIN): $(.venv/bin/dbt-multijoin jar 2>>"$log")"

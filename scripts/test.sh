@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Sets everything up (scripts/setup.sh), then runs every test of the project: the whole suite on
-# Spark 3.5.9 and 4.3.0, the pipeline tests on 3.5.9 and 4.1.4 (once per table format), the
-# smoke subset on the other supported minors (scripts/spark-versions.sh). Extra arguments go to
-# every pytest run. Fails if any run fails or collects no tests (pytest exit 5).
+# Sets everything up (scripts/setup.sh), then runs every test of the project on the Spark versions
+# spark-versions.toml names for each suite: the whole suite, the pipeline tests (once per table
+# format), the smoke subset, the tests needing a JVM of their own, the JVM unit tests. Extra
+# arguments go to every pytest run. Fails if any run fails or collects no tests (pytest exit 5).
 #
 #   bash scripts/test.sh            # everything: what CI runs
-#   bash scripts/test.sh --quick    # day to day: the 3.5.9 suite without the slow tests, the smoke subset's examples
+#   bash scripts/test.sh --quick    # day to day: the suite without the slow tests on the quick version, the smoke subset's examples
 #
 # Two workers run the runs side by side, each taking the next from one queue when its run ends:
 # a run alone leaves a core idle much of the time (JVM start-ups, dbt parsing its project,
@@ -28,12 +28,12 @@ WHOLE_SUITE_EXAMPLES=80
 # The minors share the source and shims of the lines around them: the smoke subset checks that
 # they build and behave, with a fifth of the whole suites' examples. An example costs about three
 # times as much on the 4.x minors as on 3.5 (a fresh clone's CI: the main property took 71 s for
-# 25 examples on 4.0.5, 87 s for 100 on 3.5.9).
+# 25 examples on 4.0, 87 s for 100 on 3.5).
 SMOKE_EXAMPLES=15
 # The pipeline tests (pipeline_tests/: dbt in-process over Delta and Iceberg tables) run in one
 # pytest process per table format (a session's catalog holds one format), on the Spark versions
-# both formats publish runtimes for (testkit/formats.py: 3.5 and 4.1).
-PIPELINE_VERSIONS=(3.5.9 4.1.4)
+# whose suites include pipelines in spark-versions.toml (PIPELINE_VERSIONS, below): both formats
+# must publish runtimes for them.
 # Random examples of each pipeline property (besides the pinned ones) on each pipeline line and
 # format (testkit/properties.py). An example is a sequence of dbt runs over Delta or Iceberg
 # tables, one to two minutes on 2 cores in CI: the pinned examples hold the cases that must always
@@ -42,8 +42,8 @@ PIPELINE_VERSIONS=(3.5.9 4.1.4)
 PIPELINE_EXAMPLES=1
 # Tests whose work is the same whichever line runs them (pytest paths or node ids): the wheel
 # test builds the jars of every minor and installs the wheel without pyspark; the jar tests
-# compile a changed copy of the sources (jar.py's rebuild logic). They run on the second line
-# only.
+# compile a changed copy of the sources (buildtools/jar_build.py's rebuild logic). They run on the
+# second line only.
 ONCE_ONLY=(tests/test_dist.py
   tests/test_cli.py::test_jar_is_rebuilt_only_when_a_source_changes
   tests/test_cli.py::test_jar_compile_error_exits_non_zero_with_the_compiler_message)
@@ -56,10 +56,11 @@ FIRST_PIPELINE_LINE_ONLY=(pipeline_tests/test_partial_update_benchmark.py pipeli
 # as much on Delta (a fresh clone's CI: 164 s against 33 s).
 ICEBERG_ONLY=(pipeline_tests/test_partial_update_benchmark.py)
 # Tests that need a JVM of their own (the Iceberg runtime on the class path, which the suite's
-# shared session does not have): one pytest process each, on the lines that have an Iceberg
-# runtime (3.5 and 4.1), outside the whole-suite runs.
+# shared session does not have): one pytest process each, on the versions whose suites include
+# own-jvm in spark-versions.toml (they need an Iceberg runtime), outside the whole-suite runs.
 OWN_JVM=(tests/test_operator_bucketed.py)
-source scripts/spark-versions.sh
+source scripts/spark-versions.sh || exit 1
+PIPELINE_VERSIONS=("${SPARK_SUITE_PIPELINES[@]}")
 bash scripts/setup.sh || exit 1
 results=build/test-results
 rm -rf "$results"
@@ -164,7 +165,7 @@ trap 'rm -rf "$work_tmp"' EXIT
 
 if $quick; then
   write_spark_defaults 1
-  SPARK_CONF_DIR="$work_tmp/1/conf" MULTIJOIN_DIFFERENTIAL_EXAMPLES=$SMOKE_EXAMPLES run_suite 1 3.5.9 "quick suite" tests -m "not slow" \
+  SPARK_CONF_DIR="$work_tmp/1/conf" MULTIJOIN_DIFFERENTIAL_EXAMPLES=$SMOKE_EXAMPLES run_suite 1 "${SPARK_SUITE_QUICK[0]}" "quick suite" tests -m "not slow" \
     "--ignore=${OWN_JVM[@]}" "${extra[@]}"
   status=$?
   cat "$results"/*.log
@@ -172,10 +173,7 @@ if $quick; then
   exit $status
 fi
 
-whole=() smoke=()
-for version in "${SPARK_VERSIONS[@]}"; do
-  if [ -z "$(spark_extra_home "$version")" ]; then whole+=("$version"); else smoke+=("$version"); fi
-done
+whole=("${SPARK_SUITE_WHOLE[@]}") smoke=("${SPARK_SUITE_SMOKE[@]}")
 # One queue of runs, longest first (as measured in CI on 2 cores), and two workers that take the
 # next run as each finishes: the two cores stay busy to the end whatever each run's length. The
 # Thrift pipeline tests (which need a Delta and Iceberg runtime) run in the first whole-suite
@@ -194,7 +192,10 @@ runs=("${PIPELINE_VERSIONS[0]}|pipelines on delta|pipeline_tests --table-format 
 for version in "${smoke[@]}"; do
   runs+=("$version|smoke subset|${SMOKE_TESTS[*]}")
 done
-runs+=("${PIPELINE_VERSIONS[0]}|own JVM|${OWN_JVM[*]}" "${PIPELINE_VERSIONS[1]}|own JVM|${OWN_JVM[*]}" "jvm|${whole[*]}")
+for version in "${SPARK_SUITE_OWN_JVM[@]}"; do
+  runs+=("$version|own JVM|${OWN_JVM[*]}")
+done
+runs+=("jvm|${SPARK_SUITE_JVM_UNIT[*]}")
 echo 0 >"$work_tmp/next"
 
 worker 1 &

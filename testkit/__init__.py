@@ -11,15 +11,14 @@ from its one home:
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
+
+from buildtools import versions
 
 # The checkout: testkit/ sits at its top.
 REPO = Path(__file__).resolve().parent.parent
-# The supported Spark versions have one home: scripts/spark-versions.sh.
-SPARK_VERSIONS = re.search(
-    r"^SPARK_VERSIONS=\((.*)\)$", (REPO / "scripts" / "spark-versions.sh").read_text(), re.M
-)[1].split()
+# The supported Spark versions (their tested patches) have one home: spark-versions.toml.
+SPARK_VERSIONS = [minor.patch for minor in versions.load()]
 
 
 def extension_jar() -> Path:

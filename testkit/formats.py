@@ -11,26 +11,16 @@ from __future__ import annotations
 import urllib.request
 from pathlib import Path
 
+from buildtools import versions
 from dbt_multijoin import EXTENSION_CLASS
 from dbt_multijoin.jar import spark_minor  # noqa: F401  (the tests read it from here too)
 
-# Runtime releases per Spark minor on Maven Central. Spark 4.2 and 4.3 have no Iceberg runtime
-# and no Delta release built for them yet.
-RUNTIMES = {
-    "3.5": {
-        "iceberg": "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.12.0",
-        "delta": "io.delta:delta-spark_2.12:3.3.3",
-    },
-    "4.1": {
-        "iceberg": "org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.12.0",
-        "delta": "io.delta:delta-spark_4.1_2.13:4.4.0",
-    },
-}
+_MINORS = versions.load()
+# Runtime releases per Spark minor on Maven Central, from spark-versions.toml (the minors whose
+# suites load the table formats).
+RUNTIMES = {minor.minor: minor.runtimes for minor in _MINORS if minor.runtimes}
 # What the runtimes bring besides themselves that Spark does not ship (Delta's storage layer).
-DEPENDENCIES = {
-    "io.delta:delta-spark_2.12:3.3.3": ["io.delta:delta-storage:3.3.3"],
-    "io.delta:delta-spark_4.1_2.13:4.4.0": ["io.delta:delta-storage:4.4.0"],
-}
+DEPENDENCIES = {minor.delta: [minor.delta_storage] for minor in _MINORS if minor.delta}
 MAVEN_CENTRAL = "https://repo1.maven.org/maven2"
 ICEBERG_EXTENSION = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"

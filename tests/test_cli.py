@@ -1,21 +1,19 @@
 """The `dbt-multijoin jar` and `extension` commands: a stable interface for tools outside the repo.
-In a checkout `jar` builds through jvm/pom.xml (buildtools/jar_build.py); the last tests check
-that the pom's profiles say what jar_build.py tells the build."""
+In a checkout `jar` builds through jvm/pom.xml (buildtools/jar_build.py); that the pom's profiles
+say what the build is told is tests/test_versions.py's."""
 
 import shutil
 import subprocess
 import sys
-import xml.etree.ElementTree as ElementTree
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from buildtools.jar_build import CHECKOUT_SOURCES, POM, maven_properties, shim_dir
+from buildtools import versions
+from buildtools.jar_build import CHECKOUT_SOURCES
 from dbt_multijoin import EXTENSION_CLASS, __version__
-from dbt_multijoin.jar import SparkInstall, installed_spark
-from testkit import REPO, SPARK_VERSIONS
-
+from dbt_multijoin.jar import installed_spark
 
 
 def cli(*args, cwd=None):
@@ -35,7 +33,7 @@ def test_jar_prints_only_the_absolute_path_of_an_existing_jar(tmp_path):
     assert jar.is_absolute() and jar.is_file()
     spark = installed_spark()  # the pyspark of this run: 3.5 with Scala 2.12, 4.x with 2.13
     assert jar.name == f"dbt-multijoin-spark{spark.spark_minor}_{spark.scala_binary}-{__version__}.jar"
-    assert spark.scala_binary == ("2.12" if spark.spark_minor == "3.5" else "2.13")
+    assert spark.scala_binary == next(m.scala_binary for m in versions.load() if m.minor == spark.spark_minor)
     with zipfile.ZipFile(jar) as archive:
         build_info = archive.read("org/apache/spark/sql/multijoin/BuildInfo$.class")
     assert __version__.encode() in build_info and spark.spark_version.encode() in build_info
@@ -87,51 +85,3 @@ def test_jar_compile_error_exits_non_zero_with_the_compiler_message(source_copy)
     assert result.returncode != 0
     assert result.stdout == ""
     assert "MultiJoinConf.scala" in result.stderr and "type mismatch" in result.stderr
-
-
-def profile_properties() -> dict[str, dict[str, str]]:
-    """The properties of each profile of jvm/pom.xml, by profile id."""
-    ns = {"m": "http://maven.apache.org/POM/4.0.0"}
-    profiles = ElementTree.parse(POM).getroot().findall("m:profiles/m:profile", ns)
-    return {
-        profile.find("m:id", ns).text: {prop.tag.split("}")[1]: prop.text for prop in profile.find("m:properties", ns)}
-        for profile in profiles
-    }
-
-
-def spark_home(version: str) -> Path:
-    """Where scripts/spark-versions.sh says Spark `version` lives in this checkout."""
-    script = f"source scripts/spark-versions.sh && spark_home {version}"
-    result = subprocess.run(["bash", "-c", script], cwd=REPO, capture_output=True, text=True, timeout=60)
-    return (REPO / result.stdout.strip()).resolve()
-
-
-def test_the_pom_has_a_profile_per_supported_version_and_no_other():
-    minors = {".".join(version.split(".")[:2]): version for version in SPARK_VERSIONS}
-    profiles = profile_properties()
-    assert set(profiles) == {f"spark-{minor}" for minor in minors}
-    for minor, version in minors.items():
-        properties = profiles[f"spark-{minor}"]
-        assert properties["spark.minor"] == minor and properties["spark.version"] == version
-        assert properties["scala.binary.version"] == ("2.12" if minor.startswith("3.") else "2.13")
-
-
-@pytest.mark.parametrize("version", SPARK_VERSIONS)
-def test_a_profile_says_what_jar_py_passes_the_build_for_its_spark_home(version):
-    """An IDE import and a plain ./mvnw use the profile's values; jar_build.py reads them off the
-    Spark home. Both must build the same jar: same Spark home, versions and shim directories."""
-    home = spark_home(version)
-    if not (home / "jars").is_dir():
-        pytest.skip(f"no Spark {version} at {home}: scripts/setup.sh makes it")
-    spark = SparkInstall.from_home(home)
-    profile = profile_properties()[f"spark-{spark.spark_minor}"]
-    jvm = POM.parent
-    resolved = {
-        name: value.replace("${project.basedir}", str(jvm)).replace("${multijoin.sources}", str(CHECKOUT_SOURCES))
-        for name, value in profile.items()
-    }
-    assert Path(resolved.pop("spark.home")).resolve() == spark.home
-    assert Path(resolved.pop("shim.base.dir")) == shim_dir(spark.spark_minor, base=True)
-    assert Path(resolved.pop("shim.dir")) == shim_dir(spark.spark_minor)
-    passed = maven_properties(spark)
-    assert resolved == {name: passed[name] for name in resolved}

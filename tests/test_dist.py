@@ -1,6 +1,7 @@
 """The built package, for real: `scripts/dist.sh` makes an sdist and a wheel that ship one ready
-jar per supported Spark minor; the wheel, installed into a fresh virtualenv outside the checkout
-and without pyspark, prints those jars and a thrift profile.
+jar per supported Spark minor (spark-versions.toml) and none of the build's tooling; the wheel,
+installed into a fresh virtualenv outside the checkout and without pyspark, prints those jars and
+a thrift profile, and refuses to compile.
 
 Cost: dist.sh compiles each jar once into jvm/target (fingerprinted: later runs reuse it); the
 virtualenv gets dbt from pip's cache and no pyspark.
@@ -18,11 +19,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from buildtools import versions
 from dbt_multijoin import __version__
-from dbt_multijoin.jar import spark_minor
 from testkit import REPO, SPARK_VERSIONS
 
-MINORS = {spark_minor(version): version for version in SPARK_VERSIONS}
+SUPPORTED = {minor.minor: minor for minor in versions.load()}
+MINORS = {minor: entry.patch for minor, entry in SUPPORTED.items()}
 EXTENSION = "org/apache/spark/sql/multijoin/MultiJoinExtensions.class"
 BUILD_INFO = "org/apache/spark/sql/multijoin/BuildInfo$.class"
 
@@ -90,6 +92,8 @@ def test_wheel_ships_the_same_jars_and_no_sources(dist):
         }
     assert wheel_jars == sdist_jars  # byte for byte: the wheel is built from the sdist
     assert not any(name.endswith(".scala") for name in names)
+    # What users run only: the package, no build tooling (buildtools/) and no test helpers.
+    assert {name.split("/")[0] for name in names if name.endswith(".py")} == {"dbt_multijoin"}
 
 
 @pytest.mark.parametrize("minor", sorted(MINORS))
@@ -121,10 +125,17 @@ def test_jar_without_pyspark_says_to_pass_spark(installed):
 
 
 def test_jar_with_a_pyspark_prints_the_shipped_jar_of_its_minor(installed):
-    version = next(v for v in SPARK_VERSIONS if (REPO / ".spark" / v / "pyspark" / "jars").is_dir())
-    result = installed("jar", pythonpath=REPO / ".spark" / version)
+    minor = next(m for m in SUPPORTED.values() if m.pyspark_home and (REPO / m.spark_home / "jars").is_dir())
+    result = installed("jar", pythonpath=REPO / minor.pyspark_home)
     assert result.returncode == 0, result.stderr
-    assert result.stdout == installed("jar", "--spark", version.rsplit(".", 1)[0]).stdout
+    assert result.stdout == installed("jar", "--spark", minor.minor).stdout
+
+
+def test_installed_package_does_not_compile(installed):
+    minor = next(m for m in SUPPORTED.values() if m.pyspark_home and (REPO / m.spark_home / "jars").is_dir())
+    result = installed("jar", "--spark-home", str(REPO / minor.spark_home))
+    assert result.returncode == 1 and result.stdout == ""
+    assert "compiling needs a source checkout" in result.stderr and "--spark MINOR" in result.stderr
 
 
 def test_thrift_profile_without_pyspark(installed):
@@ -138,5 +149,4 @@ def test_thrift_profile_without_pyspark(installed):
 
 
 def jar_name(minor: str) -> str:
-    scala = "2.12" if minor.startswith("3.") else "2.13"
-    return f"dbt-multijoin-spark{minor}_{scala}-{__version__}.jar"
+    return f"{SUPPORTED[minor].jar_prefix}-{__version__}.jar"
