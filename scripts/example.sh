@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Sets everything up (scripts/setup.sh: a line per step, the details in build/setup.log), then builds the
-# example dbt project (example/) on the embedded `session` target with the extension loaded:
+# Sets up what the example runs on, .venv and its jar (scripts/setup.sh --example: a line per step,
+# the details in build/setup.log; not the other Sparks the tests use), then builds the example dbt
+# project (example/) on the embedded `session` target with the extension loaded:
 # eight generated inputs of 1,000,000 keys each, and one wide table over them built twice,
 # strategy multiway (the MultiJoin operator) and strategy chain (Spark's binary joins). Ends with
 # a summary: both builds' times and shuffle bytes, the plan line that shows MultiJoin ran, and
@@ -11,7 +12,7 @@ mkdir -p build/example
 run_log=build/example/run.log
 
 started=$SECONDS
-bash scripts/setup.sh
+bash scripts/setup.sh --example
 
 # dbt's and the driver's progress go to the terminal; Spark's JVM log (stderr) to run.log.
 export DBT_MULTIJOIN_JAR="$(.venv/bin/dbt-multijoin jar)"

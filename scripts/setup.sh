@@ -7,10 +7,20 @@
 # or what a changed pyproject.toml, constraints file or tested version needs. It prints one line
 # per step; pip's and the build backend's output goes to build/setup.log, whose end is printed
 # when a step fails.
+#
+#   bash scripts/setup.sh             # everything the tests and scripts/dist.sh use
+#   bash scripts/setup.sh --example   # .venv and its jar only: what scripts/example.sh runs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/spark-versions.sh
 python=${PYTHON:-python3}
+example=false
+if [ "${1:-}" = "--example" ]; then
+  example=true
+elif [ $# -gt 0 ]; then
+  echo "usage: bash scripts/setup.sh [--example]" >&2
+  exit 2
+fi
 pip=(--quiet --disable-pip-version-check)
 mkdir -p build
 log=build/setup.log
@@ -43,15 +53,20 @@ setup_venv() {
   echo "$wanted" >"$stamp"
 }
 
+# skipped <version>: with --example, every Spark but .venv's (the example runs on .venv alone).
+skipped() {
+  $example && [ "$1" != "$SPARK_MAIN" ]
+}
+
 # The virtualenvs first: a pyspark-only home is installed with .venv's pip.
 for version in "${SPARK_VERSIONS[@]}"; do
-  if [ -n "${SPARK_CONSTRAINTS[$version]:-}" ]; then
+  if [ -n "${SPARK_CONSTRAINTS[$version]:-}" ] && ! skipped "$version"; then
     setup_venv "$(spark_venv "$version")" "${SPARK_CONSTRAINTS[$version]}" "$version"
   fi
 done
 for version in "${SPARK_VERSIONS[@]}"; do
   home=$(spark_extra_home "$version")
-  if [ -n "$home" ] && [ ! -d "$home/pyspark/jars" ]; then
+  if [ -n "$home" ] && ! skipped "$version" && [ ! -d "$home/pyspark/jars" ]; then
     rm -rf "$home.partial"  # what an interrupted run left
     step "install pyspark $version into $home" \
       .venv/bin/python -m pip install "${pip[@]}" --no-deps --target "$home.partial" "pyspark==$version"
