@@ -7,7 +7,7 @@ import org.apache.spark.sql.multijoin.bloom.{BloomFilterFunctions, MultiJoinHash
 import org.apache.spark.sql.multijoin.execution.{CoalesceToWholeWaves, MultiJoinStrategy}
 import org.apache.spark.sql.multijoin.loading.{ExtensionClassLoading, SparkVersionGuard}
 import org.apache.spark.sql.multijoin.recognition.{CollapseMultiJoinChain, PushFilterThroughMultiJoinHint, ResolveMultiJoinHint}
-import org.apache.spark.sql.multijoin.storage.{ScanSize, UseKeyGroupedInputs, UseKeyGroupedInputsColumnarRule}
+import org.apache.spark.sql.multijoin.storage.{ScanSize, UseKeyGroupedInputs, UseKeyGroupedInputsColumnarRule, WriteGrouping}
 
 /**
  * Entry point, loaded with `spark.sql.extensions=org.apache.spark.sql.multijoin.MultiJoinExtensions`.
@@ -34,7 +34,8 @@ import org.apache.spark.sql.multijoin.storage.{ScanSize, UseKeyGroupedInputs, Us
  *
  * SQL functions come with it, for the dbt materialization: `multijoin_version()`,
  * `multijoin_scan_size(sql)` (what a query's scans will read, see [[storage.ScanSize]]), which it
- * logs per input, and `multijoin_hash_in` (see [[bloom.MultiJoinHashIn]]) and
+ * logs per input, `multijoin_write_grouping(sql, transforms)` (whether a query's output is grouped
+ * like the table it writes, see [[storage.WriteGrouping]]), which decides its write's distribution, and `multijoin_hash_in` (see [[bloom.MultiJoinHashIn]]) and
  * `multijoin_bloom_filter` / `multijoin_might_contain` (see [[bloom.BloomFilterFunctions]]),
  * which keep a changed_keys MERGE's target side to the rows it replaces.
  *
@@ -59,6 +60,7 @@ class MultiJoinExtensions extends (SparkSessionExtensions => Unit) {
     extensions.injectQueryStageOptimizerRule(session => CoalesceToWholeWaves(session))
     extensions.injectFunction(MultiJoinExtensions.versionFunction)
     extensions.injectFunction(ScanSize.function)
+    extensions.injectFunction(WriteGrouping.function)
     extensions.injectFunction(BloomFilterFunctions.aggregate)
     extensions.injectFunction(BloomFilterFunctions.probe)
     extensions.injectFunction(MultiJoinHashIn.function)

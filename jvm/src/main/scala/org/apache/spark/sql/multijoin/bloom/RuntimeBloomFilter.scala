@@ -30,7 +30,7 @@ import org.apache.spark.sql.multijoin.logical.MultiJoin
 object RuntimeBloomFilter extends Rule[LogicalPlan] with Logging {
 
   override def apply(plan: LogicalPlan): LogicalPlan = plan.transformUp {
-    case join @ MultiJoin(inputs, keys, LeftOuter | Inner) if !inputs.exists(isPruned) =>
+    case join @ MultiJoin(inputs, keys, LeftOuter | Inner, _) if !inputs.exists(isPruned) =>
       join.copy(children = prune(inputs, keys))
   }
 

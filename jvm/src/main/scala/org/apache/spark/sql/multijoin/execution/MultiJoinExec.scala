@@ -3,8 +3,8 @@ package org.apache.spark.sql.multijoin.execution
 import org.apache.spark.TaskContext
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Ascending, Attribute, BindReferences, Expression, SortOrder, UnsafeProjection, UnsafeRow}
-import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, CodeGenerator, ExprCode, FalseLiteral, JavaCode}
+import org.apache.spark.sql.catalyst.expressions.{Ascending, Attribute, AttributeSet, BindReferences, BoundReference, Expression, SortOrder, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, CodeGenerator, EmptyBlock, ExprCode, FalseLiteral, JavaCode}
 import org.apache.spark.sql.catalyst.expressions.codegen.Block._
 import org.apache.spark.sql.catalyst.plans.{FullOuter, JoinType}
 import org.apache.spark.sql.catalyst.plans.physical.{ClusteredDistribution, Distribution, Partitioning, UnknownPartitioning, UnspecifiedDistribution}
@@ -33,10 +33,22 @@ case class MultiJoinExec(
     keys: Seq[Seq[Expression]],
     joinType: JoinType,
     children: Seq[SparkPlan],
-    reportsCoalescedKey: Boolean)
+    keyColumns: Seq[Attribute] = Nil)
   extends SparkPlan with CodegenSupport {
 
-  override def output: Seq[Attribute] = MultiJoin.output(joinType, children.map(_.output))
+  /** The inputs' columns side by side, as [[MultiJoin]] has them. */
+  private def inputColumns: Seq[Attribute] = MultiJoin.output(joinType, children.map(_.output))
+
+  /** FULL: the inputs' columns, then the key columns ([[MultiJoin]]), computed here per row. */
+  override def output: Seq[Attribute] = inputColumns ++ keyColumns
+
+  override def producedAttributes: AttributeSet = AttributeSet(keyColumns)
+
+  /** Per key column, its value over the inputs' columns: the coalesce of the inputs' keys. */
+  @transient private lazy val keyValues: Seq[Expression] =
+    if (keyColumns.isEmpty) Nil
+    else CoalescedKey.of(keys, inputColumns).getOrElse(throw new IllegalStateException(
+      s"key columns ${keyColumns.mkString(", ")} over keys that are not null for a missing input"))
 
   /**
    * Whether the children are read co-partitioned by their storage layout (see
@@ -59,20 +71,32 @@ case class MultiJoinExec(
     !SortOrder.orderingSatisfies(children(i).outputOrdering, keyOrder(i))
   }
 
-  // LEFT and INNER: every output row carries its driver row, so the driver's hash partitioning
-  // and key order hold (as SortMergeJoinExec reports its streamed side's).
+  // LEFT and INNER: every output row carries its driver row, so the driver's partitioning and
+  // key order hold (as SortMergeJoinExec reports its streamed side's).
   // FULL: no input's partitioning holds (a row may miss any input), but every row sits where its
-  // coalesced key hashes to, when the inputs were hashed alike (see CoalescedKey). Over inputs
-  // grouped by key it is not reported: a key-grouped partitioning on the coalesced key would
-  // have several columns under one partition expression, which Spark's key-group checks assert
-  // never happens (docs/architecture.md).
+  // coalesced key, its key columns, was partitioned by, when the inputs were partitioned alike
+  // (see CoalescedKey; docs/architecture.md, "The key as a column of its own").
+  // Over inputs read grouped by key, some of which were shuffled into that layout by value, a
+  // partition may also hold rows of values the layout does not list: said so, so that Spark
+  // never pushes other partition values down into the scans of this plan (a storage-partitioned
+  // join above it), which would line the scans up anew but not the shuffled inputs.
   override def outputPartitioning: Partitioning = joinType match {
-    case FullOuter if keyGroupedInputs =>
-      UnknownPartitioning(children.head.outputPartitioning.numPartitions)
+    case FullOuter if keyColumns.isEmpty => unknownPartitioning
+    case FullOuter if keyGroupedInputs => KeyGroupedInputs.onKeyColumns(keys.head, children.head.outputPartitioning,
+      keyColumns, mayContainUnknownKeys = shuffledByValue).getOrElse(unknownPartitioning)
     case FullOuter =>
-      coalescedKey.flatMap(CoalescedKey.partitioning(_, keys, children.map(_.outputPartitioning)))
-        .getOrElse(UnknownPartitioning(children.head.outputPartitioning.numPartitions))
+      CoalescedKey.partitioning(keyColumns, keys, children.map(_.outputPartitioning)).getOrElse(unknownPartitioning)
+    case _ if keyGroupedInputs && shuffledByValue =>
+      KeyGroupedInputs.onKeyColumns(keys.head, children.head.outputPartitioning, keys.head,
+        mayContainUnknownKeys = true).getOrElse(unknownPartitioning)
     case _ => children.head.outputPartitioning
+  }
+
+  private def unknownPartitioning = UnknownPartitioning(children.head.outputPartitioning.numPartitions)
+
+  /** Whether an input was shuffled into the others' layout by value (Spark 4; see UseKeyGroupedInputs). */
+  private def shuffledByValue: Boolean = keyGroupedInputs && keys.zip(children).exists { case (key, child) =>
+    KeyGroupedInputs.layout(key, child.outputPartitioning).exists(_.shuffledByValue)
   }
 
   // FULL: the merge emits keys in ascending order, but a row whose key has a null component as
@@ -80,14 +104,10 @@ case class MultiJoinExec(
   // every input, as nulls sort first; with several they may land among the others.
   override def outputOrdering: Seq[SortOrder] = joinType match {
     case FullOuter if keys.head.size == 1 || !keys.flatten.exists(_.nullable) =>
-      coalescedKey.map(_.map(SortOrder(_, Ascending))).getOrElse(Nil)
+      keyColumns.map(SortOrder(_, Ascending))
     case FullOuter => Nil
     case _ => keyOrder(0)
   }
-
-  /** FULL: the output's key, when reported (spark.multijoin.fullOuter.outputPartitioning). */
-  @transient private lazy val coalescedKey: Option[Seq[Expression]] =
-    if (reportsCoalescedKey) CoalescedKey.of(keys, output) else None
 
   override lazy val metrics: Map[String, SQLMetric] = Map(
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
@@ -150,8 +170,20 @@ case class MultiJoinExec(
       })
   }
 
-  /** Without whole-stage codegen: each combination as one concatenated row. */
-  protected override def doExecute(): RDD[InternalRow] = scan[InternalRow](scanner => scanner)
+  /**
+   * Without whole-stage codegen: each combination as one concatenated row, and the key columns
+   * computed from it where there are.
+   */
+  protected override def doExecute(): RDD[InternalRow] = {
+    if (keyColumns.isEmpty) scan[InternalRow](scanner => scanner)
+    else {
+      val (columns, values) = (inputColumns, keyValues)
+      scan[InternalRow] { scanner =>
+        val withKeys = UnsafeProjection.create(columns ++ values, columns)
+        scanner.map(withKeys)
+      }
+    }
+  }
 
   // --- as the source of a whole-stage codegen stage ---
 
@@ -175,11 +207,12 @@ case class MultiJoinExec(
     val rowClass = classOf[UnsafeRow].getName
     val combination = ctx.freshName("combination")
     val rows = children.indices.map(i => ctx.freshName(s"input${i + 1}Row"))
-    val columns = children.zipWithIndex.flatMap { case (child, i) =>
+    def readColumns() = children.zipWithIndex.flatMap { case (child, i) =>
       child.output.zipWithIndex.map { case (attribute, ordinal) =>
         column(ctx, rows(i), MultiJoin.mayBeMissing(joinType, i), attribute, ordinal)
       }
     }
+    val columns = readColumns() ++ keyColumnsCode(ctx, readColumns)
     ctx.currentVars = null
     s"""
        |while ($input.hasNext()) {
@@ -190,6 +223,28 @@ case class MultiJoinExec(
        |}
      """.stripMargin
   }
+
+  /**
+   * The code computing each key column from the input rows: the coalesce of the inputs' keys,
+   * generated by Spark over reads of the input columns it needs, made for it alone (`read`
+   * gives fresh ones), so that it evaluates nothing an operator above reads through its own.
+   */
+  private def keyColumnsCode(ctx: CodegenContext, read: () => Seq[ExprCode]): Seq[ExprCode] =
+    keyValues.map { value =>
+      val bound = BindReferences.bindReference(value, inputColumns)
+      val used = bound.collect { case b: BoundReference => b.ordinal }.distinct.sorted
+      val reads = read()
+      ctx.currentVars = reads.zipWithIndex.map { case (r, o) =>
+        if (used.contains(o)) r.copy(code = EmptyBlock) else null
+      }
+      ctx.INPUT_ROW = null
+      // Spark's subexpression elimination of the operators above does not apply to this
+      // expression, bound to the inputs' columns rather than to this operator's output.
+      val Seq(key) = ctx.withSubExprEliminationExprs(Map.empty)(Seq(bound.genCode(ctx)))
+      ctx.currentVars = null
+      val readCode = used.map(reads(_).code.toString).mkString("\n")
+      ExprCode(code"$readCode\n${key.code}", key.isNull, key.value)
+    }
 
   /**
    * The code reading field `ordinal` of input row `row`: null when the input has no row in this
@@ -226,7 +281,7 @@ case class MultiJoinExec(
       else if (sorted.isEmpty) "none (all arrive in key order)"
       else sorted.mkString("[", ", ", "]")
     val layout = if (keyGroupedInputs) ", inputs grouped by key (no shuffle)" else ""
-    s"${MultiJoin.describe(joinType, keys)}, sorts inputs: $sorts$layout"
+    s"${MultiJoin.describe(joinType, keys)}${MultiJoin.describeKeyColumns(keyColumns)}, sorts inputs: $sorts$layout"
   }
 
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[SparkPlan]): MultiJoinExec =

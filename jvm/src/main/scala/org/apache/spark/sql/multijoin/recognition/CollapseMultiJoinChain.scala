@@ -33,11 +33,12 @@ object CollapseMultiJoinChain extends Rule[LogicalPlan] with Logging {
       query
     case MultiJoinHint(query) =>
       collapse(query) match {
-        // Merges the projection the collapse adds into the query's own select list, then spells
-        // a FULL chain's coalesced key as the operator reports its partitioning on.
+        // Merges the projection the collapse adds into the query's own select list, then gives a
+        // FULL chain its key columns, which the query's coalesce of the keys reads and the
+        // operator reports its partitioning on.
         case Right(collapsed) =>
           val merged = CollapseProject(collapsed)
-          if (MultiJoinConf.fullOutputPartitioning) CoalescedKey.respell(merged) else merged
+          if (MultiJoinConf.fullOutputPartitioning) CoalescedKey.addKeyColumns(merged) else merged
         case Left(reason) =>
           val message = s"${MultiJoinHint.NAME} hint not applied: $reason. " +
             "The query runs with Spark's own joins."

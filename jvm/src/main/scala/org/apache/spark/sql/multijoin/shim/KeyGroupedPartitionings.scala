@@ -48,6 +48,17 @@ private[shim] object KeyGroupedPartitionings {
     rebuilt(template, fields.collect { case (name, value) if names.contains(name) => names.indexOf(name) -> value })
   }
 
+  /** `p` over `expressions`, flagged as holding unknown keys if asked (None where it cannot be). */
+  def withExpressions(p: Partitioning, expressions: Seq[Expression],
+      mayContainUnknownKeys: Boolean): Option[Partitioning] = {
+    val names = fieldNames(p)
+    if (mayContainUnknownKeys && !names.contains(UnknownKeys)) None
+    else {
+      val flagged = if (mayContainUnknownKeys) Map(names.indexOf(UnknownKeys) -> java.lang.Boolean.TRUE) else Map.empty
+      Some(rebuilt(p, Map[Int, AnyRef](0 -> expressions) ++ flagged))
+    }
+  }
+
   /** Its constructor's parameter names in order (Scala 2.13's productElementName), or none. */
   private def fieldNames(p: Partitioning): Seq[String] = {
     val product = p.asInstanceOf[Product]

@@ -69,6 +69,15 @@ private[multijoin] trait SparkShimApi {
   final def withPartitionValues(p: Partitioning, values: Seq[InternalRow]): Partitioning =
     KeyGroupedPartitionings.withValues(p, values)
 
+  /**
+   * Key-grouped `p` over `expressions` instead of its own (the same functions of other columns),
+   * flagged as holding rows of values it does not list when `mayContainUnknownKeys`; None where
+   * this Spark's partitioning has no such flag.
+   */
+  final def withKeyGroupedExpressions(p: Partitioning, expressions: Seq[Expression],
+      mayContainUnknownKeys: Boolean): Option[Partitioning] =
+    KeyGroupedPartitionings.withExpressions(p, expressions, mayContainUnknownKeys)
+
   /** Whether this Spark can shuffle an input into the key-grouped layout `template` ([[shuffledByPartitionValue]]). */
   final def canShuffleByPartitionValue(template: Partitioning): Boolean =
     shufflesByPartitionValue && KeyGroupedPartitionings.canFlagUnknownKeys(template)

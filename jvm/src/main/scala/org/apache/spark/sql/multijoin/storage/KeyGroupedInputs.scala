@@ -120,6 +120,23 @@ private[multijoin] object KeyGroupedInputs {
     }
   }
 
+  /**
+   * The key-grouped `partitioning` of an input on `key`, over `columns` instead (one expression
+   * per key component): its partition expressions with their key component replaced by that
+   * component's column, and flagged as holding rows of values it does not list when
+   * `mayContainUnknownKeys`. None where it is not grouped by key, or this Spark cannot flag it.
+   */
+  def onKeyColumns(key: Seq[Expression], partitioning: Partitioning, columns: Seq[Expression],
+      mayContainUnknownKeys: Boolean): Option[Partitioning] =
+    layout(key, partitioning).toOption.flatMap { l =>
+      val expressions = l.expressions.zip(l.shape).map {
+        case (t: TransformExpression, shape) if t.children.size == 1 =>
+          t.withNewChildren(Seq(columns(shape.keyPosition)))
+        case (_, shape) => columns(shape.keyPosition)
+      }
+      SparkShim.withKeyGroupedExpressions(l.partitioning, expressions, mayContainUnknownKeys)
+    }
+
   /** The sorted union of the inputs' partition values, each once. */
   def commonValues(layouts: Seq[Layout]): Seq[InternalRow] = {
     val dataTypes = layouts.head.expressions.map(_.dataType)

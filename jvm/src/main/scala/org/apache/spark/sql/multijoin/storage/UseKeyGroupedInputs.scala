@@ -3,7 +3,7 @@ package org.apache.spark.sql.multijoin.storage
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.catalyst.plans.physical.{Partitioning, PartitioningCollection}
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.execution.{ColumnarRule, SparkPlan}
+import org.apache.spark.sql.execution.{ColumnarRule, SortExec, SparkPlan}
 import org.apache.spark.sql.execution.exchange.{ENSURE_REQUIREMENTS, EnsureRequirements, REPARTITION_BY_NUM, ShuffleExchangeExec}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.multijoin.MultiJoinConf
@@ -14,9 +14,16 @@ import org.apache.spark.sql.multijoin.shim.SparkShim
  * Removes the shuffles EnsureRequirements put under a [[MultiJoinExec]] whose inputs are all
  * read grouped by key in the same layout (see [[KeyGroupedInputs]]), and hands every input's scan
  * the same partition values. When some input is key-grouped but the layout cannot be used, the
- * shuffles stay and the driver log says why. After a change it runs EnsureRequirements again:
- * the operators above the multi-join were planned against its output over hash-partitioned
- * inputs, and must be checked against the output it has now.
+ * shuffles stay and the driver log says why.
+ *
+ * After a change it plans the operators above the multi-join again: EnsureRequirements planned
+ * their shuffles (and the sorts right above them) against the multi-join's output over
+ * hash-partitioned inputs, which it no longer has. So the shuffles EnsureRequirements put under
+ * an operator above a changed multi-join, on any of its sides, are taken out and
+ * EnsureRequirements runs again: it puts back what the operator still needs, and can now see
+ * that the multi-join's output grouped by key satisfies a GROUP BY or a window on the key, and,
+ * beside a table bucketed alike, a join (Spark's storage-partitioned join). No other shuffle is
+ * removed (a user's repartition, a write's rebalance).
  */
 object UseKeyGroupedInputs extends Rule[SparkPlan] with Logging {
   import KeyGroupedInputs._
@@ -28,8 +35,82 @@ object UseKeyGroupedInputs extends Rule[SparkPlan] with Logging {
       case join: MultiJoinExec if !join.keyGroupedInputs =>
         rewrite(join).map { j => changed = true; j }.getOrElse(join)
     }
-    // Never removes a shuffle (a user's repartition included): it only adds what is missing.
-    if (changed) EnsureRequirements(optimizeOutRepartition = false).apply(rewritten) else plan
+    if (!changed) return plan
+    val planned = EnsureRequirements(optimizeOutRepartition = false).apply(withoutShufflesAbove(rewritten))
+    logShufflesOfOutput(planned)
+    planned
+  }
+
+  /**
+   * Says, for each shuffle still put on the output of a multi-join read grouped by key, what it
+   * is for and why the output's grouping could not be used.
+   */
+  private def logShufflesOfOutput(plan: SparkPlan): Unit = plan.foreach { parent =>
+    parent.children.zipWithIndex.foreach {
+      case (e: ShuffleExchangeExec, side) if e.shuffleOrigin == ENSURE_REQUIREMENTS =>
+        groupedJoinBelow(e.child).foreach { join =>
+          val others = parent.children.indices.filter(_ != side).map { i =>
+            parent.children(i) match {
+              case other: ShuffleExchangeExec => other.child.outputPartitioning
+              case other => other.outputPartitioning
+            }
+          }
+          logInfo(s"Multi-join on ${join.keys.head.map(_.sql).mkString(", ")}: its output, read " +
+            s"with no shuffle, is shuffled for ${parent.nodeName}: ${whyShuffled(e.child.outputPartitioning, others)}")
+        }
+      case _ =>
+    }
+  }
+
+  private def groupedJoinBelow(plan: SparkPlan): Option[MultiJoinExec] = plan match {
+    case join: MultiJoinExec if join.keyGroupedInputs => Some(join)
+    case unary if unary.children.size == 1 => groupedJoinBelow(unary.children.head)
+    case _ => None
+  }
+
+  private def whyShuffled(output: Partitioning, others: Seq[Partitioning]): String =
+    SparkShim.keyGroupedPartitioning(output) match {
+      case None =>
+        s"it reports no grouping by key where it is needed (${output.getClass.getSimpleName}; a FULL " +
+          "multi-join without key columns, or a column the operator above does not read)"
+      case Some(_) if SparkShim.mayContainUnknownPartitionKeys(output) =>
+        "some of its inputs were shuffled into the layout, so a partition may hold rows of values " +
+          "it does not list, which Spark never pairs with another table's buckets"
+      case Some((expressions, values)) =>
+        others.flatMap(o => SparkShim.keyGroupedPartitioning(o).map(o -> _)).headOption match {
+          case None if others.nonEmpty =>
+            "the other side is not grouped by key (a table bucketed alike would be read as it is)"
+          case Some((_, (otherExpressions, otherValues)))
+              if KeyGroupedInputs.comparable(expressions, values) != KeyGroupedInputs.comparable(expressions, otherValues) &&
+                !SQLConf.get.v2BucketingPushPartValuesEnabled =>
+            "the other side lists other partition values, and Spark lines the two up only with " +
+              "spark.sql.sources.v2.bucketing.pushPartValues.enabled (off by default on Spark 3.5)"
+          case Some((_, (otherExpressions, _))) =>
+            s"Spark did not pair its grouping by ${expressions.map(_.sql).mkString(", ")} with the " +
+              s"other side's by ${otherExpressions.map(_.sql).mkString(", ")}"
+          case None => "the operator's required distribution is not its grouping by key"
+        }
+    }
+
+  /**
+   * `plan` without the shuffles EnsureRequirements put under the operators above a multi-join
+   * read grouped by key, nor the sorts it put right above them.
+   */
+  private def withoutShufflesAbove(plan: SparkPlan): SparkPlan = plan match {
+    case join: MultiJoinExec if join.keyGroupedInputs => join
+    case node if node.exists { case j: MultiJoinExec => j.keyGroupedInputs; case _ => false } =>
+      node.withNewChildren(node.children.map(child => withoutShufflesAbove(plannedBelow(child))))
+    case other => other
+  }
+
+  /** What is under the shuffle (and its sort) EnsureRequirements put on this side, if it did. */
+  private def plannedBelow(child: SparkPlan): SparkPlan = child match {
+    case e: ShuffleExchangeExec if e.shuffleOrigin == ENSURE_REQUIREMENTS => e.child
+    case s: SortExec if !s.global => s.child match {
+      case e: ShuffleExchangeExec if e.shuffleOrigin == ENSURE_REQUIREMENTS => e.child
+      case _ => s
+    }
+    case other => other
   }
 
   /** An input: the plan under its shuffle (if EnsureRequirements added one) and its layout. */
@@ -79,7 +160,7 @@ object UseKeyGroupedInputs extends Rule[SparkPlan] with Logging {
       // By number, not ENSURE_REQUIREMENTS: adaptive execution must not coalesce these
       // partitions (the scans' partitions beside them stay as they are), and a later
       // EnsureRequirements must not take the shuffle out.
-      if (kept.contains(i)) KeyGroupedInputExec(inputs(i).plan, values)
+      if (kept.contains(i)) KeyGroupedInputExec(inputs(i).plan, values, layoutOf(i).values)
       else ShuffleExchangeExec(shuffled(i).toOption.get, inputs(i).plan, REPARTITION_BY_NUM)
     }
     val rewritten = join.copy(children = children)

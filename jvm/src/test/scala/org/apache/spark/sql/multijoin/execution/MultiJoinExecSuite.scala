@@ -2,7 +2,7 @@ package org.apache.spark.sql.multijoin.execution
 
 import java.nio.file.Files
 
-import org.apache.spark.sql.catalyst.expressions.{Ascending, Coalesce, SortOrder}
+import org.apache.spark.sql.catalyst.expressions.{Ascending, SortOrder}
 import org.apache.spark.sql.catalyst.plans.{FullOuter, Inner, LeftOuter}
 import org.apache.spark.sql.catalyst.plans.physical.{ClusteredDistribution, HashPartitioning, UnknownPartitioning}
 import org.apache.spark.sql.execution.{SortExec, SparkPlan}
@@ -99,7 +99,8 @@ class MultiJoinExecSuite extends AnyFunSuite with ExtensionSession {
     assert(plan.collect { case e: ShuffleExchangeExec => e }.size == 3, plan.treeString)
     assert(plan.collect { case s: SortExec => s }.isEmpty, plan.treeString)
     assert(operator.simpleString(100) ==
-      s"MultiJoin FullOuter, 3 inputs, keys=${operator.keys.map(_.map(_.sql).mkString("(", ", ", ")")).mkString("[", ", ", "]")}, sorts inputs: all")
+      s"MultiJoin FullOuter, 3 inputs, keys=${operator.keys.map(_.map(_.sql).mkString("(", ", ", ")")).mkString("[", ", ", "]")}, " +
+        s"key columns=[${operator.keyColumns.head}], sorts inputs: all")
   }
 
   test("the metrics count the rows put out and the rows read from each input") {
@@ -108,14 +109,12 @@ class MultiJoinExecSuite extends AnyFunSuite with ExtensionSession {
     assert((1 to 3).map(i => operator.metrics(s"numInputRows$i").value) == Seq(4L, 3L, 4L))
   }
 
-  test("FULL reports its output hash-partitioned and sorted on the coalesced key: a GROUP BY on it needs no shuffle") {
+  test("FULL reports its output hash-partitioned and sorted on its key column: a GROUP BY on it needs no shuffle") {
     val (_, _, operator) = run(full)
-    val coalescedKey = operator.outputPartitioning match {
-      case HashPartitioning(Seq(key: Coalesce), 4) => key
-      case other => fail(s"not hash-partitioned on the coalesced key: $other")
-    }
-    assert(coalescedKey.children.size == 3)
-    assert(operator.outputOrdering == Seq(SortOrder(coalescedKey, Ascending)))
+    val Seq(keyColumn) = operator.keyColumns
+    assert(operator.output.last == keyColumn)
+    assert(operator.outputPartitioning == HashPartitioning(Seq(keyColumn), 4))
+    assert(operator.outputOrdering == Seq(SortOrder(keyColumn, Ascending)))
     val (grouped, _, _) = run(s"SELECT k, count(*) FROM ($full) q GROUP BY k")
     assert(grouped.collect { case e: ShuffleExchangeExec => e }.size == 3, grouped.treeString)
     withConfs(MultiJoinConf.FULL_OUTPUT_PARTITIONING.key -> "false") {
@@ -129,9 +128,10 @@ class MultiJoinExecSuite extends AnyFunSuite with ExtensionSession {
   test("FULL on a key of two columns reports no order when a column can be null, and the order when none can") {
     val nullable = run("SELECT /*+ MULTI_JOIN */ * FROM t1 FULL JOIN t2 ON t1.k = t2.k AND t1.a = t2.b")._3
     assert(nullable.outputOrdering.isEmpty)
-    val notNull = run("SELECT /*+ MULTI_JOIN */ * FROM u1 FULL JOIN u2 ON u1.k = u2.k AND u1.j = u2.j")._3
+    val notNull = run("SELECT /*+ MULTI_JOIN */ coalesce(u1.k, u2.k) AS k, coalesce(u1.j, u2.j) AS j, a, b " +
+      "FROM u1 FULL JOIN u2 ON u1.k = u2.k AND u1.j = u2.j")._3
     assert(notNull.keys.flatten.forall(!_.nullable))
-    assert(notNull.outputOrdering.map(_.child).collect { case c: Coalesce => c.children.size } == Seq(2, 2))
+    assert(notNull.outputOrdering.map(_.child) == notNull.keyColumns)
   }
 
   test("LEFT and INNER keep the driver's partitioning and key order") {

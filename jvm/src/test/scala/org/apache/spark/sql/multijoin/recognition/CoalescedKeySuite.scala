@@ -62,27 +62,35 @@ class CoalescedKeySuite extends AnyFunSuite {
       HashPartitioning(Seq(a2), 8))) // coalesced by AQE on one side only
   }
 
-  test("respell rewrites the query's own spelling of the coalesced key into the operator's") {
+  test("the key column: the query's own spelling of the coalesced key reads it, and nothing else above does") {
     val k1 = AttributeReference("k", IntegerType, nullable = false)()
     val k2 = AttributeReference("k", IntegerType, nullable = false)()
     val join = MultiJoin(Seq(LocalRelation(k1), LocalRelation(k2)), Seq(Seq(k1), Seq(k2)), FullOuter)
     val Seq(n1, n2) = join.output
     // The query names the key the other way round, with the implicit cast of a wider union.
-    val query = Project(Seq(Alias(Coalesce(Seq(Cast(n2, IntegerType), n1)), "key")()), join)
-    val respelled = respell(query)
-    val keyExpressions = respelled.expressions.flatMap(_.collect { case c: Coalesce => c })
-    assert(keyExpressions == Seq(Coalesce(Seq(n1, n2))))
+    val query = Project(Seq(Alias(Coalesce(Seq(Cast(n2, IntegerType), n1)), "key")(), n1), join)
+    val withColumns = addKeyColumns(query)
+    val full = withColumns.collectFirst { case m: MultiJoin => m }.get
+    assert(full.keyColumns.map(_.dataType) == Seq(IntegerType))
+    assert(full.output.last == full.keyColumns.head)
+    assert(!full.references.contains(full.keyColumns.head), "produced, not read")
+    assert(withColumns.output == query.output, "the query's columns are unchanged")
+    assert(withColumns.expressions.flatMap(_.collect { case c: Coalesce => c }).isEmpty)
+    assert(withColumns.references.contains(full.keyColumns.head))
+    // A query that does not name the coalesced key gets no key column.
+    val unnamed = addKeyColumns(Project(Seq(n1), join))
+    assert(unnamed.collectFirst { case m: MultiJoin => m.keyColumns }.get.isEmpty)
   }
 
-  test("respell leaves floating point keys and LEFT multi-joins alone") {
+  test("no key column for floating point keys nor LEFT multi-joins") {
     val d1 = AttributeReference("d", DoubleType, nullable = false)()
     val d2 = AttributeReference("d", DoubleType, nullable = false)()
     val full = MultiJoin(Seq(LocalRelation(d1), LocalRelation(d2)), Seq(Seq(d1), Seq(d2)), FullOuter)
     val Seq(n1, n2) = full.output
     val onDoubles = Project(Seq(Alias(Coalesce(Seq(n2, n1)), "key")()), full)
-    assert(respell(onDoubles) == onDoubles) // -0.0 and 0.0 are equal keys but not the same value
+    assert(addKeyColumns(onDoubles) == onDoubles) // -0.0 and 0.0 are equal keys but not the same value
     val left = full.copy(joinType = LeftOuter)
     val onLeft = Project(Seq(Alias(Coalesce(Seq(left.output(1), left.output(0))), "key")()), left)
-    assert(respell(onLeft) == onLeft)
+    assert(addKeyColumns(onLeft) == onLeft)
   }
 }

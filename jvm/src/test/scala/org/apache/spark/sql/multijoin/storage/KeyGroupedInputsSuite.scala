@@ -89,11 +89,15 @@ class KeyGroupedInputsSuite extends AnyFunSuite with ExtensionSession {
   private def grouped(column: Attribute, by: Expression, vs: Int*): ScanOfLayout =
     ScanOfLayout(Seq(column, other), KeyGroupedPartitioningOf(Seq(by), values(vs: _*)))
 
+  /** FULL: the key column, as the collapse gives it. */
+  private val keyColumn = AttributeReference("k", IntegerType)()
+  private def keyColumns(joinType: JoinType): Seq[Attribute] = if (joinType == FullOuter) Seq(keyColumn) else Nil
+
   /** A multi-join over `scans` as EnsureRequirements leaves it: each input under a hash shuffle. */
   private def shuffled(joinType: JoinType, scans: ScanOfLayout*): MultiJoinExec =
     MultiJoinExec(scans.map(s => Seq(s.output.head)), joinType,
       scans.map(s => ShuffleExchangeExec(HashPartitioning(Seq(s.output.head), 4), s, ENSURE_REQUIREMENTS)),
-      reportsCoalescedKey = joinType == FullOuter)
+      keyColumns(joinType))
 
   private def rewritten(join: MultiJoinExec): MultiJoinExec =
     UseKeyGroupedInputs(join).collectFirst { case m: MultiJoinExec => m }.get
@@ -150,16 +154,31 @@ class KeyGroupedInputsSuite extends AnyFunSuite with ExtensionSession {
       assert(commonValues(layouts).map(_.getInt(0)) == Seq(0, 1, 3, 5))
     }
 
-    test("over co-partitioned inputs the operator requires no distribution; FULL reports no partitioning, LEFT the driver's") {
+    test("over co-partitioned inputs the operator requires no distribution; FULL reports the layout on its key column, LEFT the driver's") {
       val scans = Seq(grouped(k1, bucket(8, k1), 0, 1), grouped(k2, bucket(8, k2), 0, 1))
       for (joinType <- Seq(FullOuter, LeftOuter)) {
-        val join = MultiJoinExec(Seq(Seq(k1), Seq(k2)), joinType, scans, reportsCoalescedKey = joinType == FullOuter)
+        val join = MultiJoinExec(Seq(Seq(k1), Seq(k2)), joinType, scans, keyColumns(joinType))
         assert(join.keyGroupedInputs)
         assert(join.requiredChildDistribution == Seq(UnspecifiedDistribution, UnspecifiedDistribution))
         assert(join.simpleString(100).endsWith(", inputs grouped by key (no shuffle)"))
-        if (joinType == FullOuter) assert(join.outputPartitioning.isInstanceOf[UnknownPartitioning])
-        else assert(join.outputPartitioning == scans.head.outputPartitioning)
+        if (joinType == FullOuter) {
+          val (expressions, reported) = SparkShim.keyGroupedPartitioning(join.outputPartitioning).get
+          assert(expressions == Seq(bucket(8, keyColumn)), "one column under the partition expression")
+          assert(reported.map(_.getInt(0)) == Seq(0, 1))
+          assert(!SparkShim.mayContainUnknownPartitionKeys(join.outputPartitioning))
+          val keyless = MultiJoinExec(Seq(Seq(k1), Seq(k2)), joinType, scans)
+          assert(keyless.outputPartitioning.isInstanceOf[UnknownPartitioning], "no key column: nothing to report on")
+        } else assert(join.outputPartitioning == scans.head.outputPartitioning)
       }
+    }
+
+    test("Spark's own partition values pushed into the scans later (a storage-partitioned join above) are passed on as they are") {
+      val scan = grouped(k1, bucket(8, k1), 0, 2)
+      val input = KeyGroupedInputExec(scan, values(0, 1, 2), values(0, 2))
+      assert(partitionValues(input) == Seq(0, 1, 2))
+      val pushed = input.withNewChildren(Seq(grouped(k1, bucket(8, k1), 0, 1, 2, 3)))
+      assert(partitionValues(pushed) == Seq(0, 1, 2, 3))
+      assert(pushed.simpleString(100).contains("as Spark grouped the scan"))
     }
 
     test("inputs in one layout lose their shuffles, each re-indexed onto the union of their values") {
@@ -179,6 +198,9 @@ class KeyGroupedInputsSuite extends AnyFunSuite with ExtensionSession {
       } else {
         val result = rewritten(join)
         assert(result.keyGroupedInputs)
+        // Rows of values the layout does not list may sit anywhere: Spark must not pair the
+        // output with another table's buckets.
+        assert(SparkShim.mayContainUnknownPartitionKeys(result.outputPartitioning))
         assert(result.children.take(2).forall(_.isInstanceOf[KeyGroupedInputExec]), result.treeString)
         val shuffle = result.children(2).asInstanceOf[ShuffleExchangeExec]
         assert(shuffle.shuffleOrigin == REPARTITION_BY_NUM, "adaptive execution must not coalesce it")
