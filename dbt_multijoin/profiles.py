@@ -51,9 +51,10 @@ def _session_profile(profile: str, schema: str) -> str:
     return f"""\
 # dbt-multijoin, method session: Spark runs inside the dbt process.
 # spark.jars and spark.sql.extensions are static: they apply when dbt builds the session.
-# Every thread shares that one session: keep threads at 1.
-# Runtime confs listed under server_side_parameters are re-applied before every statement;
-# set per-model confs with the model's spark_conf instead.
+# threads above 1: this package's dbt plugin runs each model in a Spark session of its own.
+# Runtime confs listed under server_side_parameters start every model's session (at threads: 1,
+# one session for all, they are re-applied before every statement); set per-model confs with the
+# model's spark_conf instead.
 {profile}:
   target: session
   outputs:

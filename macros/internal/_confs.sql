@@ -6,6 +6,13 @@
     back or RESET it (RESET alone would fall back to the server default, not to a value the
     session was opened with, e.g. a thrift `set:hiveconf:` key).
 
+    At threads above 1, the Python package's dbt plugin (dbt_multijoin/dbt_plugin.py) gives each
+    dbt connection of the session method a Spark session of its own, marked
+    spark.dbt_multijoin.session=per_connection: a model's SETs then end with its session, and
+    the models running beside it cannot see them. Without the plugin, the session method at
+    threads above 1 would run models that change confs side by side in one session: such a model
+    fails instead (_mj_require_own_session).
+
     Jinja cannot catch an error, so a statement that fails while the confs are changed ends the
     materialization before it can restore them. Two defences:
     - the model's SQL is planned first with EXPLAIN, which reports analysis and planning errors
@@ -46,6 +53,40 @@
 
 {% macro _mj_reset_sql(key) -%}
   {{- return('reset `' ~ key ~ '`') -}}
+{%- endmacro %}
+
+
+{% macro _mj_session_mark() -%}
+  {#- The conf the dbt plugin sets in each connection's own session (dbt_multijoin/dbt_plugin.py,
+      SESSION_MARK_KEY and SESSION_MARK_VALUE there). -#}
+  {{- return({'key': 'spark.dbt_multijoin.session', 'value': 'per_connection'}) -}}
+{%- endmacro %}
+
+
+{% macro _mj_own_session(listing) -%}
+  {#- Whether this connection runs in a session of its own (the dbt plugin's mark is set). -#}
+  {%- set mark = dbt_multijoin._mj_session_mark() -%}
+  {{- return(listing.get(mark['key']) == mark['value']) -}}
+{%- endmacro %}
+
+
+{% macro _mj_shares_session(listing) -%}
+  {#- Whether other dbt threads send their statements to this session while this model runs: the
+      session method (one SparkSession for the whole dbt process) at threads above 1, without the
+      dbt plugin's session per connection. A Thrift Server opens a session per connection. -#}
+  {{- return(not dbt_multijoin._mj_own_session(listing) and (target.threads | int) > 1 and dbt_multijoin._mj_spark_kind() == 'session') -}}
+{%- endmacro %}
+
+
+{% macro _mj_require_own_session(listing, confs) -%}
+  {#- Fails a model that would change confs in a session other threads use at the same time:
+      their statements would run under its confs, and its own under theirs. -#}
+  {%- if dbt_multijoin._mj_shares_session(listing) -%}
+    {%- do dbt_multijoin._mj_fail("its confs (" ~ dbt_multijoin._mj_describe_confs(confs) ~ ") would be set in a SparkSession that " ~ target.threads
+        ~ " dbt threads share: this target runs Spark inside dbt (method: session), where dbt-spark sends every thread's statements to one SparkSession, whose confs are one map for all of them."
+        ~ " Install the Python package where dbt runs (pip install dbt-multijoin; from a checkout: pip install -e <checkout> --config-settings editable_mode=compat): its dbt plugin runs each model in a Spark session of its own"
+        ~ " (installed but not loaded: dbt's log says why). Or run with threads: 1") -%}
+  {%- endif -%}
 {%- endmacro %}
 
 
@@ -90,6 +131,7 @@
     {{- return(saved) -}}
   {%- endif -%}
   {%- set before = dbt_multijoin._mj_conf_listing() -%}
+  {%- do dbt_multijoin._mj_require_own_session(before, confs) -%}
   {%- for conf in confs -%}
     {%- set previous = before.get(conf['key']) -%}
     {%- if previous is not none and ('${' in previous or previous.endswith('(redacted)')) -%}
@@ -107,13 +149,23 @@
   {%- for conf in confs -%}
     {%- do dbt_multijoin._mj_exec(dbt_multijoin._mj_set_sql(conf['key'], conf['value'])) -%}
   {%- endfor -%}
-  {#- The session method re-applies the profile's server_side_parameters before every statement:
-      a key listed there silently keeps the profile's value. Read back to make that loud. -#}
+  {#- Read back: a SET that did not stick must fail the model, not be ignored. In a session of
+      its own nothing else writes; in dbt-spark's one session of the session method, dbt-spark
+      re-applies the profile's server_side_parameters before every statement (a key listed there
+      keeps the profile's value), and at threads above 1 another model's SET lands there too. -#}
   {%- set after = dbt_multijoin._mj_conf_listing() -%}
   {%- for conf in confs if after.get(conf['key']) != conf['value'] -%}
     {%- do dbt_multijoin._mj_restore_confs(saved) -%}
+    {%- if dbt_multijoin._mj_own_session(after) -%}
+      {%- set cause = "the model runs in a session of its own, so no other statement changed it: Spark did not keep the value as given" -%}
+    {%- elif dbt_multijoin._mj_shares_session(after) -%}
+      {%- set cause = "another model running at the same time set it: on the session method every one of the " ~ target.threads
+          ~ " dbt threads sends its statements to one SparkSession; install the Python package where dbt runs (its dbt plugin runs each model in a session of its own) or run with threads: 1" -%}
+    {%- else -%}
+      {%- set cause = "on the session method, runtime confs in the profile's server_side_parameters are re-applied before every statement; remove the key from the profile or from the model" -%}
+    {%- endif -%}
     {%- do dbt_multijoin._mj_fail("spark_conf '" ~ conf['key'] ~ "' = '" ~ conf['value'] ~ "' did not take effect (the session reports '"
-        ~ after.get(conf['key']) ~ "'): on the session method, runtime confs in the profile's server_side_parameters are re-applied before every statement; remove the key from the profile or from the model") -%}
+        ~ after.get(conf['key']) ~ "'): " ~ cause) -%}
   {%- endfor -%}
   {%- for conf, was in zip(confs, saved) -%}
     {%- do log("dbt_multijoin: " ~ model.name ~ ": SET " ~ conf['key'] ~ "=" ~ conf['value'] ~ " (was " ~ (was['previous'] if was['previous'] is not none else "unset") ~ ")") -%}
