@@ -10,8 +10,9 @@
 {%- if not execute -%}
     select 1 as placeholder
 {%- else -%}
-{%- set model_columns = adapter.get_columns_in_relation(model) | map(attribute='name') | list -%}
-{%- set compare_columns = adapter.get_columns_in_relation(compare_model) | map(attribute='name') | list -%}
+{#- The relations themselves: a --empty run renders them as subqueries, which DESCRIBE cannot read. -#}
+{%- set model_columns = adapter.get_columns_in_relation(dbt_multijoin._mj_unlimited(model)) | map(attribute='name') | list -%}
+{%- set compare_columns = adapter.get_columns_in_relation(dbt_multijoin._mj_unlimited(compare_model)) | map(attribute='name') | list -%}
 {%- set missing = [] -%}
 {%- if columns is none -%}
     {%- set columns = model_columns -%}

@@ -35,6 +35,12 @@
 {%- endmacro %}
 
 
+{% macro _mj_empty_run() -%}
+  {#- Whether this is a --empty run (dbt renders every ref and source as an empty subquery). -#}
+  {{- return(flags.EMPTY is defined and flags.EMPTY is sameas true) -}}
+{%- endmacro %}
+
+
 {% macro _mj_check_query(sql) -%}
   {#- Analyse the query as the session stands, before any conf of the model is changed: a parse
       or analysis error (a column that does not resolve, say) fails the model here with Spark's
@@ -58,13 +64,20 @@
     {%- do dbt_multijoin._mj_fail("Spark cannot plan the model's query with its confs (" ~ dbt_multijoin._mj_describe_confs(settings['confs']) ~ "): " ~ error) -%}
   {%- endif -%}
   {%- set operator = 'MultiJoin' if dbt_multijoin._mj_plan_uses_operator(plan) else 'vanilla' -%}
+  {#- dbt build --empty reads every input through `(select * from <input> where false limit 0)`.
+      The extension collapses the hinted chain before Spark's optimizer folds those empty inputs
+      into empty local relations, so the plan still has its MultiJoin node over them: the proof
+      runs, and the log says over what. -#}
+  {%- set empty = dbt_multijoin._mj_empty_run() -%}
   {%- if settings['strategy'] == 'multiway' and operator != 'MultiJoin' -%}
     {%- if not settings['fallback'] -%}
       {%- do dbt_multijoin._mj_restore_confs(saved) -%}
-      {%- do dbt_multijoin._mj_fail("strategy 'multiway' but the physical plan has no MultiJoin node (is spark.multijoin.enabled false, or is the query not a multi_join(...)?). Plan:\n" ~ plan) -%}
+      {%- do dbt_multijoin._mj_fail("strategy 'multiway' but the physical plan has no MultiJoin node (is spark.multijoin.enabled false, or is the query not a multi_join(...)?"
+          ~ (" This is a --empty run: the plan is of the query over the empty inputs." if empty else "") ~ "). Plan:\n" ~ plan) -%}
     {%- endif -%}
     {%- do exceptions.warn("dbt_multijoin: model '" ~ model.name ~ "': the plan has no MultiJoin node; allow_vanilla_fallback=true: running Spark's vanilla joins") -%}
   {%- endif -%}
-  {%- do log("dbt_multijoin: " ~ model.name ~ ": strategy " ~ settings['strategy'] ~ ", physical join operator: " ~ operator, info=True) -%}
+  {%- do log("dbt_multijoin: " ~ model.name ~ ": strategy " ~ settings['strategy'] ~ ", physical join operator: " ~ operator
+      ~ (" (--empty: planned over the empty inputs)" if empty else ""), info=True) -%}
   {{- return(operator) -}}
 {%- endmacro %}

@@ -43,3 +43,37 @@
   {%- endif -%}
   {{- return({'strategy': strategy, 'fallback': fallback, 'confs': confs}) -}}
 {%- endmacro %}
+
+
+{% macro _mj_config(key, default=none) -%}
+  {#- The model's config `key`, for what multi_join renders. In a unit test dbt gives the model
+      none of its config (config.get reads the unit test node's own), so there it comes from the
+      model's own config() call: its literal arguments key='text', key=true|false or a number
+      (_mj_config_call_literals). A config set in dbt_project.yml or a properties file, or by an
+      expression, is not seen there: the default applies. -#}
+  {%- if not dbt_multijoin._mj_in_unit_test() -%}
+    {{- return(config.get(key, default)) -}}
+  {%- endif -%}
+  {%- set found = dbt_multijoin._mj_config_call_literals(model.raw_code).get(key) -%}
+  {{- return(default if found is none else found) -}}
+{%- endmacro %}
+
+
+{% macro _mj_config_call_literals(raw_code) -%}
+  {#- {key: value} of the literal keyword arguments of every {{ config(...) }} call in a model's
+      source; a later call's value wins, as in dbt. -#}
+  {%- set found = {} -%}
+  {%- for call in modules.re.findall('\\{\\{-?\\s*config\\s*\\((.*?)\\)\\s*-?\\}\\}', raw_code or '', modules.re.S) -%}
+    {%- for match in modules.re.finditer('(?:^|[,(\\s])([A-Za-z_][A-Za-z0-9_]*)\\s*=\\s*(?:\'([^\'\\\\]*)\'|"([^"\\\\]*)"|(true|false|True|False)\\b|(-?[0-9]+)\\b)', call) -%}
+      {%- if match.group(4) -%}
+        {%- set value = match.group(4) | lower == 'true' -%}
+      {%- elif match.group(5) -%}
+        {%- set value = match.group(5) | int -%}
+      {%- else -%}
+        {%- set value = match.group(2) if match.group(2) is not none else match.group(3) -%}
+      {%- endif -%}
+      {%- do found.update({match.group(1): value}) -%}
+    {%- endfor -%}
+  {%- endfor -%}
+  {{- return(found) -}}
+{%- endmacro %}

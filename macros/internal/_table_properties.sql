@@ -24,9 +24,10 @@
 
 
 {% macro _mj_table_properties(relation) -%}
-  {#- Every table property of `relation`: {key: value}. -#}
+  {#- Every table property of `relation`: {key: value}. Of the relation itself, also where a
+      --empty run renders it as a subquery (_mj_unlimited). -#}
   {%- set properties = {} -%}
-  {%- for row in run_query('show tblproperties ' ~ relation) -%}
+  {%- for row in run_query('show tblproperties ' ~ dbt_multijoin._mj_unlimited(relation)) -%}
     {%- do properties.update({row['key']: row['value']}) -%}
   {%- endfor -%}
   {{- return(properties) -}}
