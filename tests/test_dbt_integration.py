@@ -9,8 +9,14 @@ local Spark Thrift Server (thrift) that these tests start with the jar and stop 
   run-time failure (on thrift, where each model has its own session, even without it);
 - without the extension: a clear error naming the way to load it on that target, or, with
   allow_vanilla_fallback, the same rows and a warning;
-- bad configs fail naming the model and the problem, and create nothing;
-- extension_version() gives the loaded extension's version, and none without it.
+- bad configs fail naming the model and the problem, and create nothing; so does an enforced
+  contract that does not hold (dbt's contract table);
+- extension_version() gives the loaded extension's version, and none without it;
+- dbt's own tools: unit tests of every join type and strategy pass in the session build (dbt-spark's
+  thrift method cannot run unit tests), and one expecting wrong rows fails with dbt's diff;
+  `dbt build --empty` builds every multijoin model with no rows and the full build's columns, on
+  both targets (the session one at threads: 4, with the package's dbt plugin loaded as it is
+  from a wheel); `dbt show` previews a model.
 
 The session target runs with ANSI mode off (dbt-spark pins it), the thrift target with it on
 (testkit.dbt.THRIFT_CONFS). Run under .venv (Spark 3.5) and .venv-spark4 (Spark 4.x).
@@ -18,10 +24,13 @@ The session target runs with ANSI mode off (dbt-spark pins it), the thrift targe
 
 from __future__ import annotations
 
+import json
+import shutil
+
 import jinja2
 import pytest
 
-from testkit.dbt import REPO, SCHEMA, make_project, private_jar, session_build, thrift_server
+from testkit.dbt import REPO, SCHEMA, DbtProject, make_project, private_jar, session_build, thrift_server
 from dbt_multijoin import EXTENSION_CLASS
 from testkit.thrift_client import hive_query
 
@@ -41,11 +50,13 @@ def session(tmp_path_factory, jar):
 @pytest.fixture(scope="module")
 def thrift(tmp_path_factory, jar):
     """The default build on a Thrift Server, but the models wrong on purpose: their generic tests'
-    SQL is the same on either connection method, and the session build shows them failing."""
+    SQL is the same on either connection method, and the session build shows them failing. And
+    but the unit tests: dbt-spark's thrift method cannot run them (dbt-labs/dbt-adapters#481)."""
     root = tmp_path_factory.mktemp("dbt-thrift")
     with thrift_server(root / "server", jar) as server:
         project = make_project(root, jar=jar, thrift_port=server.port)
-        yield project, project.dbt("build", "--target", "thrift", "--selector", "default_build_but_violations"), server
+        build = project.dbt("build", "--target", "thrift", "--selector", "default_build_but_violations", "--exclude-resource-type", "unit_test")
+        yield project, build, server
 
 
 def assert_build_passed(project, build):
@@ -64,6 +75,26 @@ def assert_build_passed(project, build):
         assert f"strategy {strategy}, physical join operator: vanilla" in build.output
     # extension_version() gave the version the session's extension reports itself.
     assert [t["status"] for t in build.tests() if t["unique_id"].endswith(".ext_version_is_the_loaded_one")] == ["pass"]
+
+
+def unit_tests(run) -> dict[str, str]:
+    """The status of each unit test the run ran, by name."""
+    return {r["unique_id"].split(".")[-1]: r["status"] for r in run.results if r["unique_id"].startswith("unit_test.")}
+
+
+# The unit tests of integration_tests/models/unit_tests/ that the default build runs: every join
+# type and strategy, a composite key with columns= and rename=, an input given by source().
+UNIT_TESTS = (
+    "ut_full_multiway",
+    "ut_full_chain",
+    "ut_full_balanced",
+    "ut_left_multiway",
+    "ut_left_chain_source",
+    "ut_inner_multiway",
+    "ut_inner_chain",
+    "ut_inner_balanced",
+    "ut_composite_multiway",
+)
 
 
 # The generic tests of integration_tests/models/violations/, each on a model that is wrong on
@@ -94,6 +125,15 @@ def test_build_session(session):
     project, build = session
     assert_build_passed(project, build)
     assert_violations_found(build)
+    # The unit tests of models/unit_tests/ ran, each over its fixtures, and passed ...
+    assert unit_tests(build) == dict.fromkeys(UNIT_TESTS, "pass"), build.describe()
+    # ... each rendering its model's strategy (dbt gives a unit test none of the model's config:
+    # multi_join reads it from the model's config() call), over the fixture CTEs.
+    compiled = project.compiled() / "models" / "unit_tests" / "schema.yml" / "models" / "unit_tests"
+    for test, hinted, balanced in (("ut_full_multiway", True, False), ("ut_full_chain", False, False), ("ut_full_balanced", False, True)):
+        sql = (compiled / f"{test}.sql").read_text()
+        assert ("/*+ MULTI_JOIN */" in sql) == hinted and ("j1_2 as (" in sql) == balanced, (test, sql)
+        assert "from __dbt__cte__worked_r1 as t1" in sql, (test, sql)
 
 
 def test_build_thrift(thrift):
@@ -209,9 +249,24 @@ def test_bad_config_fails_before_any_ddl(thrift):
         assert run.status(model) == "error", run.describe()
         message = run.message(model)
         assert f"dbt_multijoin: model '{model}': " in message and problem in message, (model, message)
+    # An enforced contract is checked on a multijoin model: dbt's own table of the mismatch.
+    assert run.status("bad_contract_type") == "error", run.describe()
+    message = run.message("bad_contract_type")
+    assert "This model has an enforced contract that failed" in message, message
+    assert any(line.split()[:2] == ["|", "device_id"] and "data type mismatch" in line for line in message.splitlines()), message
     tables = {row[1] for row in hive_query(server.port, f"show tables in {SCHEMA}")}
-    assert not tables & set(BAD_CONFIGS), tables
+    assert not tables & {*BAD_CONFIGS, "bad_contract_type"}, tables
     assert "worked_r1" in tables  # the injection attempts named it
+
+
+def test_show_thrift(thrift):
+    """`dbt show` of a multijoin model: its compiled query, previewed."""
+    project, build, server = thrift
+    assert build.returncode == 0, build.describe()
+    run = project.dbt("show", "--target", "thrift", "--select", "mj_worked_multiway")
+    assert run.returncode == 0, run.output[-3000:]
+    preview = run.output[run.output.index("Previewing node 'mj_worked_multiway'"):]
+    assert all(cell in preview for cell in ("key1", "r1-key2", "r2-key3", "r3-key3", "r4-key3")), preview
 
 
 def test_build_thrift_again_on_the_same_server(thrift):
@@ -267,6 +322,68 @@ def test_missing_extension_thrift(tmp_path):
         "thrift",
         ["--jars", f"--conf spark.sql.extensions={EXTENSION_CLASS}", "dbt-multijoin thrift start"],
     )
+
+
+def assert_empty_build(run, manifest, reference_schema, wrong_unit_test):
+    """A `dbt build --empty` into a schema of its own (integration_tests/macros/
+    empty_build_check.sql compared it with `reference_schema` at the end): every model and test
+    of the build passed, each multijoin model has no rows and the full build's columns and types,
+    and each multiway model's plan was proven over the empty inputs. `wrong_unit_test`: the unit
+    test that expects wrong rows ran and failed with dbt's diff, so dbt skipped its model and the
+    model's tests."""
+    wrong_model = "model.dbt_multijoin_integration_tests.viol_chain_strategy"
+    results = {r["unique_id"]: r["status"] for r in run.results}
+    skipped = {wrong_model, *(node for node in results if manifest.get(node, {}).get("attached_node") == wrong_model)} if wrong_unit_test else set()
+    assert {node for node, status in results.items() if status == "skipped"} == skipped, run.describe()
+    built = [node for node in results if node.startswith("model.") and node not in skipped]
+    assert built and {results[node] for node in built} == {"success"}, run.describe()
+    tests = [node for node in results if node.startswith("test.") and node not in skipped]
+    assert tests and {results[node] for node in tests} == {"pass"}, run.describe()
+    multijoin = [manifest[node]["name"] for node in built if manifest[node]["config"].get("materialized") == "multijoin"]
+    assert len(multijoin) >= 15, multijoin
+    for model in multijoin:
+        assert f"it_empty_build: {model}: 0 rows, the columns of {reference_schema}.{model}: " in run.output, (model, run.output[-3000:])
+        if manifest[f"model.dbt_multijoin_integration_tests.{model}"]["config"].get("strategy") == "multiway":
+            assert f"dbt_multijoin: {model}: strategy multiway, physical join operator: MultiJoin (--empty: planned over the empty inputs)" in run.output, model
+    if wrong_unit_test:
+        assert unit_tests(run) == {"ut_wrong_on_purpose": "fail"}, run.describe()
+        assert run.returncode == 1, run.describe()
+        message = run.message("ut_wrong_on_purpose")
+        assert "actual differs from expected" in message and "k3" in message and "c3" in message, message
+    else:
+        assert unit_tests(run) == {} and run.returncode == 0, run.describe()
+
+
+def empty_build(project, target, tmp_path, selector, *extra, **env):
+    """`selector` built with --empty, into the schema <SCHEMA>_empty, checked against the
+    full build's tables in SCHEMA; returns the run and its manifest's nodes. Run in a copy of the
+    project, so that the full build's compiled SQL (which tests/test_sqlfluff.py lints) stays."""
+    root = tmp_path / "integration_tests"
+    shutil.copytree(project.root, root, symlinks=True, ignore=shutil.ignore_patterns("logs"))
+    empty = DbtProject(root, dict(project.env, DBT_MULTIJOIN_SCHEMA=f"{SCHEMA}_empty", DBT_LOG_PATH=str(root / "logs"), **env))
+    run = empty.dbt("build", "--empty", "--target", target, "--selector", selector,
+                    "--vars", f"{{empty_build_reference_schema: {SCHEMA}}}", *extra)
+    return run, json.loads((root / "target" / "manifest.json").read_text())["nodes"]
+
+
+def test_build_empty_session(session, tmp_path):
+    """On the session target at threads: 4, with the package importable as a wheel installs it,
+    so that dbt loads its plugin: each model runs in a Spark session of its own, and the models
+    that set confs run side by side. The unit test that expects wrong rows fails here."""
+    project, build = session
+    assert build.returncode == 0, build.describe()
+    pythonpath = ":".join(filter(None, [str(REPO), project.env.get("PYTHONPATH")]))
+    run, manifest = empty_build(project, "session", tmp_path, "empty_build_session", "--threads", "4", PYTHONPATH=pythonpath)
+    assert_empty_build(run, manifest, SCHEMA, wrong_unit_test=True)
+
+
+def test_build_empty_thrift(thrift, tmp_path):
+    project, build, server = thrift
+    assert build.returncode == 0, build.describe()
+    run, manifest = empty_build(project, "thrift", tmp_path, "empty_build")
+    assert_empty_build(run, manifest, SCHEMA, wrong_unit_test=False)
+    rows = hive_query(server.port, f"select count(*) from {SCHEMA}_empty.mj_wide_multiway")
+    assert rows == [(0,)], rows
 
 
 class MacroReturned(Exception):
