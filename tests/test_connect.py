@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from testkit.dbt import cli, make_tiny_project, private_jar
 
+from buildtools import versions
 from dbt_multijoin import EXTENSION_CLASS, connect, multi_join
 from testkit.differential import chain_sql, multiset, typed_inputs, vanilla_sql
 from testkit.processes import listening_addresses, running
@@ -33,12 +34,14 @@ needs_spark4 = pytest.mark.skipif(
 # The client sets these when it connects; classic tests later in the same process must not see them.
 _CLIENT_ENVIRONMENT = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE")
 SERVER_CONFS = {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4"}
+# The tested patch of each minor (spark-versions.toml).
+PATCHES = {minor.minor: minor.patch for minor in versions.load()}
 
 
 def test_build_command_binds_127_0_0_1_and_loads_the_jar_with_jars(tmp_path):
     server = connect.ConnectServer(15123, tmp_path)
     jar = tmp_path / "x.jar"
-    command = connect.build_command(server, jar, "local[2]", spark_version="4.3.0")
+    command = connect.build_command(server, jar, "local[2]", spark_version=PATCHES["4.3"])
     joined = " ".join(command)
     assert command[1:3] == ["--class", "org.apache.spark.sql.connect.service.SparkConnectServer"]
     assert f"--jars {jar} --conf spark.sql.extensions={EXTENSION_CLASS}" in joined
@@ -48,8 +51,8 @@ def test_build_command_binds_127_0_0_1_and_loads_the_jar_with_jars(tmp_path):
     assert "spark.driver.bindAddress=127.0.0.1" in joined
     assert command[-1] == "spark-internal"
     # Spark 3.5: the server comes from Maven Central.
-    old = " ".join(connect.build_command(server, None, spark_version="3.5.9"))
-    assert "--packages org.apache.spark:spark-connect_2.12:3.5.9" in old and "spark.sql.extensions" not in old
+    old = " ".join(connect.build_command(server, None, spark_version=PATCHES["3.5"]))
+    assert f"--packages org.apache.spark:spark-connect_2.12:{PATCHES['3.5']}" in old and "spark.sql.extensions" not in old
 
 
 @pytest.fixture(scope="module")

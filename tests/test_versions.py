@@ -24,9 +24,7 @@ MINORS = versions.load()
 # each should read the manifest or stop naming the patch; then its entry goes.
 NOT_YET_FROM_THE_MANIFEST = {
     "docs/table_formats.md": "its runtimes table per tested version, which could be generated",
-    "docs/dbt_package.md": "the Spark a measured run ran on, in prose",
     "tests/test_benchmarks.py": "a benchmark record's machine, as test data",
-    "tests/test_connect.py": "versions as test data for build_command",
     "jvm/src/main/scala/org/apache/spark/sql/multijoin/loading/SparkVersionGuard.scala": "an example in a comment",
     "jvm/src/main/scala/org/apache/spark/sql/multijoin/shim/KeyGroupedPartitionings.scala": "a fact of one patch, in a comment",
 }
