@@ -72,41 +72,54 @@ def test_compile_ls_and_docs_generate_change_nothing(project, table_format):
     assert project.rows("recomputed") == project.rows(full_rebuild(project.schema))
 
 
-# The changed_keys model over three inputs of 200 keys each, loaded once with load = 1.
+# The changed_keys models over three inputs of 200 keys each, loaded once with load = 1: one per
+# refresh path.
 ONE_SHOT_MODEL = (
     "{{{{ config(materialized='multijoin', incremental_strategy='changed_keys'{declared}) }}}}\n"
     "{{{{ dbt_multijoin.multi_join([source('inputs', 'a'), source('inputs', 'b'), source('inputs', 'c')], key='k',\n"
     "    columns={{'a': ['a_v'], 'b': ['b_v'], 'c': ['c_v']}}, changed_since='load') }}}}\n"
 )
+PATHS = {"recompute": "", "partial_update": ", one_row_per_key=true"}
 
 
-def changed_key_counts(output: str) -> list[int]:
-    return [int(m.group(1)) for m in re.finditer(r": (\d+) changed keys", output)]
+def changed_key_counts(output: str, model: str) -> list[int]:
+    return [int(m.group(1)) for m in re.finditer(rf"dbt_multijoin: {model}: (\d+) changed keys", output)]
 
 
-def read_lines(output: str) -> dict[str, str]:
-    """Per input, what the run's log says it reads."""
-    return {m.group(1): m.group(2) for m in re.finditer(r"input '(\w+)' \([\w.]+\): (reads .*)", output)}
+def read_lines(output: str, model: str) -> dict[str, str]:
+    """Per input, what the run's log says it reads for `model`."""
+    return {m.group(1): m.group(2) for m in re.finditer(rf"dbt_multijoin: {model}: input '(\w+)' \([\w.]+\): (reads .*)", output)}
 
 
-@pytest.mark.parametrize("path", ["recompute", "partial_update"])
-def test_a_change_of_n_rows_after_a_one_shot_load_costs_n_keys(project, table_format, path):
-    spark = project.spark
+@pytest.fixture(scope="module")
+def one_shot(spark, table_format, tmp_path_factory) -> dict:
+    """The models of both paths built over the one-shot load; then 7 rows of a updated by a new
+    load, and 3 more stamped with the mark's value (an in-place fix of the same load): 10 changed
+    keys, b and c untouched; refreshed; refreshed again with nothing changed."""
+    from testkit.dbt import PipelineProject
+
+    project = PipelineProject.create(spark, tmp_path_factory.mktemp("one-shot"), table_format)
     for name in ("a", "b", "c"):
         spark.sql(f"create table {project.table(name)} using {table_format} as "
                   f"select cast(id as int) as k, cast(id as int) as {name}_v, 1 as load from range(200)")
     project.sources("a", "b", "c")
-    project.model("wide", ONE_SHOT_MODEL.format(declared=", one_row_per_key=true" if path == "partial_update" else ""))
+    for path, declared in PATHS.items():
+        project.model(f"wide_{path}", ONE_SHOT_MODEL.format(declared=declared))
     assert (built := project.dbt("run")).success, built.describe()
-
-    # 7 rows of a updated by a new load, and 3 more stamped with the mark's value (an in-place fix
-    # of the same load): 10 changed keys; b and c untouched.
     spark.sql(f"update {project.table('a')} set a_v = a_v + 1000, load = 2 where k < 7")
     spark.sql(f"update {project.table('a')} set a_v = a_v + 1000 where k between 100 and 102")
-    run = project.dbt("run")
-    assert run.success, run.describe()
-    assert changed_key_counts(run.output) == [10], run.output
-    lines = read_lines(run.output)
+    changed = project.dbt("run")
+    state = table_state(spark, project.schema)
+    again = project.dbt("run")
+    return {"project": project, "changed": changed, "state": state, "again": again}
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_change_of_n_rows_after_a_one_shot_load_costs_n_keys(one_shot, path):
+    project, run, model = one_shot["project"], one_shot["changed"], f"wide_{path}"
+    assert run.status(model) == "success", run.describe()
+    assert changed_key_counts(run.output, model) == [10], run.output
+    lines = read_lines(run.output, model)
     assert lines["a"].startswith("reads") and not lines["a"].startswith("reads nothing"), lines
     for unchanged in ("b", "c"):
         assert lines[unchanged].startswith("reads nothing (its table is at version"), lines
@@ -115,12 +128,14 @@ def test_a_change_of_n_rows_after_a_one_shot_load_costs_n_keys(project, table_fo
     expected = (f"select coalesce(a.k, b.k, c.k) as k, {columns}"
                 f" from {project.table('a')} as a full outer join {project.table('b')} as b on a.k = b.k"
                 f" full outer join {project.table('c')} as c on coalesce(a.k, b.k) = c.k")
-    assert project.rows("wide") == project.rows(expected)
+    assert project.rows(model) == project.rows(expected)
 
-    # Nothing changed since: nothing read, nothing written, the table's version unmoved.
-    before = table_state(spark, project.schema)
-    again = project.dbt("run")
-    assert again.success, again.describe()
-    assert "no input changed since the last run: nothing to read or write" in again.output
-    assert changed_key_counts(again.output) == []
-    assert table_state(spark, project.schema) == before
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_run_with_nothing_changed_reads_and_writes_nothing(one_shot, path):
+    run, model = one_shot["again"], f"wide_{path}"
+    assert run.status(model) == "success", run.describe()
+    assert f"dbt_multijoin: {model}: no input changed since the last run: nothing to read or write" in run.output
+    assert changed_key_counts(run.output, model) == []
+    # No commit, no property: every table of the schema as the refresh before left it.
+    assert table_state(one_shot["project"].spark, one_shot["project"].schema) == one_shot["state"]

@@ -1,14 +1,17 @@
-"""changed_keys with one_row_per_key=true: the partial-update refresh. After every run the table
-equals a full rebuild of the same model, as a multiset, presence columns included, whatever
-happened to the inputs in between (testkit/input_changes.py): inserts and in-place updates of
-inputs tracked by a column, with values that tie the recorded mark; deletes and key moves
-through input b's change feed; NULL keys; several inputs changing one key in one run; inputs
-that change nothing. Every input keeps at most one row per key.
+"""changed_keys with one_row_per_key=true: the partial-update refresh, in both layouts (the table
+refreshed by MERGE, and merge-on-read: a view over base and delta rows, compacted now and then).
+After every run what readers see equals a full rebuild of the same model, as a multiset, presence
+columns included, whatever happened to the inputs in between (testkit/input_changes.py): inserts
+and in-place updates of inputs tracked by a column, with values that tie the recorded mark;
+deletes and key moves through input b's change feed; NULL keys; several inputs changing one key
+in one run; inputs that change nothing; compactions at random runs (and whenever the delta rows
+pass their share). Every input keeps at most one row per key.
 """
 
 from __future__ import annotations
 
 from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from testkit.properties import PIPELINE_EXAMPLES, PIPELINE_SETTINGS
 from testkit.input_changes import BATCHES, FIRST_MERGE_FILTER, INPUTS, TIES_AT_THE_MARK, Inputs, assert_merge_filter, full_rebuild, merge_filter, model_sql, nth_merge_filter
@@ -20,11 +23,27 @@ from testkit.input_changes import BATCHES, FIRST_MERGE_FILTER, INPUTS, TIES_AT_T
 KEY_LEAVES_ONE_INPUT = [[("move", "b", 0, 5), ("delete", "b", 1, None)], [("insert", "a", 2, 8), ("update", "b", 1, 4), ("insert", "c", 2, 9)]]
 
 
-def assert_equals_full_rebuild(project, run) -> None:
+# Both layouts over the same inputs, refreshed by the same runs. The merge-on-read model compacts
+# only when a run asks (COMPACTIONS): these tables are so small that any share would compact on
+# nearly every run, and the delta rows of several runs would never be read together.
+LAYOUTS = {"wide": None, "wide_mor": "merge_on_read"}
+# Per run of an example, whether it asks the merge-on-read model to compact.
+COMPACTIONS = st.lists(st.booleans(), min_size=3, max_size=3)
+
+
+def assert_equals_full_rebuild(project, run, models=tuple(LAYOUTS)) -> None:
     assert run.success, run.describe()
-    built = project.rows("wide")
     expected = project.rows(full_rebuild(project.schema, one_row_per_key=True))
-    assert built == expected, f"missing: {expected - built}, extra: {built - expected}"
+    for name in models:
+        built = project.rows(name)
+        assert built == expected, f"{name}: missing: {expected - built}, extra: {built - expected}"
+
+
+def scratch_objects(project) -> list[str]:
+    """The run's own tables and views left behind (the merge-on-read store is not one)."""
+    tables = [t for t in project.tables() if "__dbt_mj_" in t and not t.endswith("__dbt_mj_store")]
+    views = [r.tableName for r in project.spark.sql("show tables").collect() if r.tableName.startswith(f"{project.schema}__")]
+    return tables + views
 
 
 def run_log(project) -> str:
@@ -32,32 +51,45 @@ def run_log(project) -> str:
 
 
 @settings(max_examples=PIPELINE_EXAMPLES, **PIPELINE_SETTINGS)
-@given(batches=BATCHES, first_filter=FIRST_MERGE_FILTER)
-@example(batches=KEY_LEAVES_ONE_INPUT + TIES_AT_THE_MARK, first_filter=0)
-def test_partial_update_equals_full_rebuild(spark, table_format, tmp_path_factory, batches, first_filter):
+@given(batches=BATCHES, first_filter=FIRST_MERGE_FILTER, compactions=COMPACTIONS)
+@example(batches=KEY_LEAVES_ONE_INPUT + TIES_AT_THE_MARK, first_filter=0, compactions=[False, True, False])
+def test_partial_update_equals_full_rebuild(spark, table_format, tmp_path_factory, batches, first_filter, compactions):
     from testkit.dbt import PipelineProject
 
     project = PipelineProject.create(spark, tmp_path_factory.mktemp("partial-update"), table_format)
     inputs = Inputs(lambda sql: spark.sql(sql), lambda sql: spark.sql(sql).collect(), project.schema,
                     table_format, one_row_per_key=True)
     project.sources(*INPUTS)
-    project.model("wide", model_sql(one_row_per_key=True))
-    assert_equals_full_rebuild(project, project.dbt("run", "-s", "wide"))
+    for name, layout in LAYOUTS.items():
+        project.model(name, model_sql(one_row_per_key=True, layout=layout, compaction_share=1000 if layout else None))
+    assert_equals_full_rebuild(project, project.dbt("run"))
     for run_index, batch in enumerate(batches):
         for op in batch:
             inputs.apply(op)
         kind = nth_merge_filter(first_filter, run_index)
+        compact = compactions[run_index % len(compactions)]
         with merge_filter(spark, kind) as hash_list_limit:
-            run = project.dbt("run", "-s", "wide", "--vars", f"dbt_multijoin_hash_list_limit: {hash_list_limit}")
+            run = project.dbt("run", "--vars", f"{{dbt_multijoin_hash_list_limit: {hash_list_limit}, dbt_multijoin_compact: {str(compact).lower()}}}")
         assert_equals_full_rebuild(project, run)
-        assert "wide: partial update" in run_log(project)
+        assert "wide: partial update" in run.output and "wide_mor: partial update" in run.output
         assert_merge_filter(run.output, kind)
-        assert not [t for t in project.tables() if "__dbt_mj_" in t]
-        assert not [r.tableName for r in spark.sql("show tables").collect() if "__dbt_mj_" in r.tableName]
+        assert ("wide_mor: compacting" in run.output) >= compact, run.output
+        assert not scratch_objects(project)
     properties = project.properties("wide")
     # The table still records the operator its full build used; the refreshes joined nothing.
     assert properties["dbt_multijoin.operator"] == "MultiJoin"
     assert int(properties["dbt_multijoin.changed_since.a"]) >= 1000
+    # Readers need no extension: the view is Spark's own SQL.
+    view = spark.sql(f"show create table {project.table('wide_mor')}").first()[0]
+    assert "multijoin_" not in view.replace("dbt_multijoin_", ""), view
+    # A compaction asked for outside a run folds every delta row in; readers see the same rows.
+    before = project.rows("wide_mor")
+    compacted = project.dbt("run-operation", "dbt_multijoin.compact", "--args", "{model_name: wide_mor}")
+    assert compacted.success, compacted.describe()
+    assert "wide_mor: compacted" in compacted.output, compacted.output
+    store = project.table("wide_mor__dbt_mj_store")
+    assert spark.sql(f"select count(*) from {store} where dbt_multijoin_seq > 0").first()[0] == 0
+    assert project.rows("wide_mor") == before
 
 
 def test_a_run_that_fails_keeps_the_table_and_its_marks(project, table_format):
@@ -85,4 +117,4 @@ def test_a_run_that_fails_keeps_the_table_and_its_marks(project, table_format):
 
     project.spark.sql(f"delete from {project.table('a')} where id = 900")
     again = project.dbt("run", "-s", "wide")
-    assert_equals_full_rebuild(project, again)
+    assert_equals_full_rebuild(project, again, models=["wide"])

@@ -54,13 +54,16 @@ def nth_merge_filter(first: int, run: int) -> str:
 BATCHES = st.lists(st.lists(st.one_of(insert, insert, update, move, delete, advance), min_size=1, max_size=6), min_size=1, max_size=3)
 
 
-def model_sql(feed_input: str = "b", one_row_per_key: bool = False) -> str:
+def model_sql(feed_input: str = "b", one_row_per_key: bool = False, layout: str | None = None,
+              compaction_share: float | None = None) -> str:
     """The changed_keys model over inputs a, `feed_input` (read through its change feed) and c;
-    with `one_row_per_key`, declared so (refreshed by partial updates)."""
+    with `one_row_per_key`, declared so (refreshed by partial updates); with `layout`, in that
+    layout ('merge_on_read', compacting past `compaction_share`)."""
     names = ["a", feed_input, "c"]
     sources = ", ".join(f"source('inputs', '{name}')" for name in names)
     columns = ", ".join(f"'{name}': ['id', 'v']" for name in names)
-    declared = ", one_row_per_key=true" if one_row_per_key else ""
+    declared = (", one_row_per_key=true" if one_row_per_key else "") + (f", layout='{layout}'" if layout else "") \
+        + (f", compaction_share={compaction_share}" if compaction_share is not None else "")
     return (
         f"{{{{ config(materialized='multijoin', incremental_strategy='changed_keys'{declared}) }}}}\n"
         f"{{{{ dbt_multijoin.multi_join([{sources}], key='k',\n"

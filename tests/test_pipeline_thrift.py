@@ -173,13 +173,13 @@ def test_server_killed_while_writing_keeps_the_previous_table(servers, tmp_path,
     assert len(after) == 600 and all(a_v is None or a_v >= 1000 for _, a_v, _ in after)
 
 
-def _kill_during_a_run(server: FormatServer, project, marker: str, runs_before: int, settle: float) -> str:
-    """Start `dbt run` in the background; once its dbt.log shows `marker` once more than the
+def _kill_during_a_run(server: FormatServer, project, marker: str, runs_before: int, settle: float, args: tuple[str, ...] = ()) -> str:
+    """Start `dbt run <args>` in the background; once its dbt.log shows `marker` once more than the
     earlier runs left in it, wait `settle` seconds and kill -9 the server; when dbt has given up,
     start the server again. The run's log."""
     log = project.root / "logs" / "dbt.log"
     process = subprocess.Popen(
-        project.command("run"),
+        project.command("run", *args),
         cwd=project.root, env=project.env, stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
@@ -255,6 +255,49 @@ def test_server_killed_during_a_partial_update_merge_keeps_the_table_and_its_mar
         f"from (select *, true as present from {schema}.a) as a full outer join (select *, true as present from {schema}.b) as b on a.k = b.k"
     )))
     assert Counter(hive_query(port, f"select k, a_v, dbt_multijoin_has_a, b_v, dbt_multijoin_has_b from {schema}.wide")) == expected
+
+
+MERGE_ON_READ_MODEL = PARTIAL_UPDATE_MODEL.replace("one_row_per_key=true", "one_row_per_key=true, layout='merge_on_read', compaction_share=100")
+
+
+def test_server_killed_during_a_merge_on_read_refresh_and_compaction(servers, tmp_path):
+    """A merge-on-read model (layout='merge_on_read') whose server is killed -9 while a refresh
+    appends its delta rows, and again while a compaction's MERGE runs: after each kill readers see
+    the table as before the statement or as after it, never a mix; the next run leaves exactly a
+    full rebuild's rows, and after the compaction that follows no delta row is left."""
+    server = servers("iceberg")
+    port, schema = server.port, _two_inputs(server, MERGED_ROWS)
+    project = _thrift_project(tmp_path, port, schema, "iceberg", ["a", "b"])
+    (project.root / "models" / "wide.sql").write_text(MERGE_ON_READ_MODEL)
+    first = project.dbt("run")
+    assert first.returncode == 0, first.describe()
+
+    def rows() -> Counter:
+        return Counter(hive_query(port, f"select * from {schema}.wide"))
+
+    def rebuilt() -> Counter:
+        return Counter(hive_query(port, (
+            "select coalesce(a.k, b.k) as k, a.a_v, a.present as dbt_multijoin_has_a, b.b_v, b.present as dbt_multijoin_has_b "
+            f"from (select *, true as present from {schema}.a) as a full outer join (select *, true as present from {schema}.b) as b on a.k = b.k")))
+
+    before = rows()
+    hive_execute(port, f"update {schema}.a set a_v = a_v + 1000, updated_at = 2")
+    after = rebuilt()
+    log = _kill_during_a_run(server, project, f"insert into {schema}.wide__dbt_mj_store", runs_before=0, settle=0.2)
+    assert "wide: partial update" in log
+    assert rows() in (before, after)
+    again = project.dbt("run")
+    assert again.returncode == 0, again.describe()
+    assert rows() == after
+
+    log = _kill_during_a_run(server, project, "merge into", runs_before=0, settle=0.5, args=("--vars", "{dbt_multijoin_compact: true}"))
+    assert "wide: compacting" in log
+    assert rows() == after
+    compacted = project.dbt("run", "--vars", "{dbt_multijoin_compact: true}")
+    assert compacted.returncode == 0, compacted.describe()
+    assert rows() == after
+    assert hive_query(port, f"select count(*) from {schema}.wide__dbt_mj_store where dbt_multijoin_seq > 0") == [(0,)]
+    assert {row[1] for row in hive_query(port, f"show tables in {schema}")} == {"a", "b", "wide", "wide__dbt_mj_store"}
 
 
 # One random example per format, each format on one refresh path: the session target's

@@ -96,7 +96,16 @@
   {%- set spec = dbt_multijoin._mj_changed_keys_spec(
       dbt_multijoin._mj_spec(call['relations'], call['key'], call['join_type'], call['strategy'], call['columns'], call['rename'], call['names']),
       call['changed_since']) -%}
-  {%- set recorded = dbt_multijoin._mj_recorded_state(existing_relation) if incremental else {} -%}
+  {#- Where the table's rows and state live: the model's table, or (layout merge_on_read) the store
+      under the model's view. -#}
+  {%- set layout = dbt_multijoin._mj_layout() -%}
+  {%- set store = dbt_multijoin._mj_mor_store(relation) if layout == 'merge_on_read' else relation -%}
+  {%- set store_now = existing_relation if layout != 'merge_on_read' else adapter.get_relation(database=store.database, schema=store.schema, identifier=store.identifier) -%}
+  {%- set laid_out = existing_relation is none or (existing_relation.type == 'view') == (layout == 'merge_on_read') -%}
+  {%- set incremental = incremental or (layout == 'merge_on_read' and existing_relation is not none and store_now is not none and not should_full_refresh()) -%}
+  {%- set incremental = incremental and laid_out and store_now is not none -%}
+  {%- set properties = dbt_multijoin._mj_table_properties(store_now) if incremental else {} -%}
+  {%- set recorded = dbt_multijoin._mj_recorded_state(properties) -%}
   {%- set inputs = [] -%}
   {%- for input in spec['inputs'] -%}
     {%- do inputs.append({'index': loop.index0, 'name': input['name'], 'relation': input['relation'] | string,
@@ -104,16 +113,26 @@
         'recorded': recorded.get(input['name'] | lower), 'source_read': false, 'unchanged': false, 'reads': none, 'whole': false}) -%}
   {%- endfor -%}
   {%- set plan = {'spec': spec, 'keys': spec['keys'], 'bare': asked['bare'], 'inputs': inputs,
-      'schema_change': none, 'path': none, 'why': none} -%}
+      'schema_change': none, 'path': none, 'why': none, 'layout': layout, 'relation': relation,
+      'store': store, 'recorded_properties': properties} -%}
+  {%- if layout == 'merge_on_read' -%}
+    {%- do dbt_multijoin._mj_mor_check(plan) -%}
+  {%- endif -%}
 
-  {%- set full_because = dbt_multijoin._mj_full_build_reason(plan, existing_relation, incremental) -%}
+  {%- set full_because = dbt_multijoin._mj_full_build_reason(plan, existing_relation, store_now, incremental) -%}
   {%- if full_because is not none -%}
     {%- do plan.update({'path': 'full', 'why': full_because}) -%}
     {%- do log("dbt_multijoin: " ~ model.name ~ ": building the whole table: " ~ full_because, info=True) -%}
     {{- return(plan) -}}
   {%- endif -%}
 
-  {%- do plan.update({'schema_change': dbt_multijoin._mj_changed_keys_schema_change(plan, existing_relation, model_columns)}) -%}
+  {%- set schema_change = dbt_multijoin._mj_changed_keys_schema_change(plan, existing_relation if layout != 'merge_on_read' else store_now, model_columns) -%}
+  {%- if schema_change and schema_change['rebuild'] -%}
+    {%- do plan.update({'path': 'full', 'why': schema_change['rebuild']}) -%}
+    {%- do log("dbt_multijoin: " ~ model.name ~ ": building the whole table: " ~ schema_change['rebuild'], info=True) -%}
+    {{- return(plan) -}}
+  {%- endif -%}
+  {%- do plan.update({'schema_change': schema_change}) -%}
   {%- if spec['partial_update_refused'] is none and plan['bare'] -%}
     {%- do plan.update({'path': 'partial_update', 'why': 'every input holds at most one row per key (one_row_per_key=true)'}) -%}
     {%- do log("dbt_multijoin: " ~ model.name ~ ": partial update: reading the changed rows of the inputs that changed, no join", info=True) -%}
@@ -135,13 +154,17 @@
 {%- endmacro %}
 
 
-{% macro _mj_full_build_reason(plan, existing_relation, incremental) -%}
+{% macro _mj_full_build_reason(plan, existing_relation, store_now, incremental) -%}
   {#- Why the run builds the whole table, or none when it can apply the changes. -#}
   {%- if not incremental -%}
     {%- if existing_relation is none -%}
       {{- return('the table does not exist yet') -}}
-    {%- elif existing_relation.type != 'table' -%}
-      {{- return('the relation is a ' ~ existing_relation.type ~ ', not a table') -}}
+    {%- elif plan['layout'] == 'merge_on_read' and existing_relation.type != 'view' -%}
+      {{- return('the layout changed to merge_on_read: ' ~ existing_relation ~ ' becomes a view over ' ~ plan['store']) -}}
+    {%- elif plan['layout'] != 'merge_on_read' and existing_relation.type == 'view' -%}
+      {{- return('the relation is a view (a merge-on-read layout, or a view of another model): it becomes a table') -}}
+    {%- elif store_now is none -%}
+      {{- return('its store ' ~ plan['store'] ~ ' does not exist') -}}
     {%- endif -%}
     {{- return('--full-refresh') -}}
   {%- endif -%}
@@ -151,7 +174,7 @@
   {%- endfor -%}
   {%- if plan['spec']['partial_update_refused'] is none -%}
     {#- A table built before the model declared one_row_per_key has no presence columns. -#}
-    {%- set existing = adapter.get_columns_in_relation(existing_relation) | map(attribute='name') | map('lower') | list -%}
+    {%- set existing = adapter.get_columns_in_relation(store_now) | map(attribute='name') | map('lower') | list -%}
     {%- for input in plan['spec']['inputs'] if input['presence_column'] not in existing -%}
       {%- do missing.append('column ' ~ input['presence_column']) -%}
     {%- endfor -%}
@@ -175,11 +198,10 @@
 {%- endmacro %}
 
 
-{% macro _mj_recorded_state(relation) -%}
-  {#- {input name (lower case): {mark, version, refill}} as the last run recorded them on
-      `relation` (version: none where none was recorded; refill: why a run that stopped was to read
-      the input in full, or none). -#}
-  {%- set properties = dbt_multijoin._mj_table_properties(relation) -%}
+{% macro _mj_recorded_state(properties) -%}
+  {#- {input name (lower case): {mark, version, refill}} as the last run recorded them in the table
+      `properties` (version: none where none was recorded; refill: why a run that stopped was to
+      read the input in full, or none). -#}
   {%- set state = {} -%}
   {%- set prefix = dbt_multijoin._mj_mark_property('') -%}
   {%- for key, value in properties.items() if key.startswith(prefix) -%}

@@ -18,9 +18,9 @@
   {%- if plan['path'] == 'full' -%}
     {%- if empty -%}
       {%- do log("dbt_multijoin: " ~ model.name ~ ": --empty: no mark recorded, so the next run builds the whole table", info=True) -%}
-      {{- return({'read': true, 'changed_key_count': none, 'states': none}) -}}
+      {{- return({'read': true, 'changed_key_count': none, 'states': none, 'base_rows': none}) -}}
     {%- endif -%}
-    {{- return({'read': true, 'changed_key_count': none, 'states': dbt_multijoin._mj_full_states(plan)}) -}}
+    {{- return({'read': true, 'changed_key_count': none, 'states': dbt_multijoin._mj_full_states(plan), 'base_rows': none}) -}}
   {%- endif -%}
   {%- if empty -%}
     {%- do log("dbt_multijoin: " ~ model.name ~ ": --empty: no input is read, the table stays as it is", info=True) -%}
@@ -35,24 +35,44 @@
       `columns`: its columns). Returns the join operator to record. -#}
   {%- if plan['path'] == 'full' -%}
     {%- set operator = dbt_multijoin._mj_check_plan(sql, settings, saved) -%}
-    {%- do dbt_multijoin._mj_build_full(relation, existing_relation, sql) -%}
+    {%- if plan['layout'] == 'merge_on_read' -%}
+      {%- do changes.update({'base_rows': dbt_multijoin._mj_mor_build(plan, relation, existing_relation, sql)}) -%}
+    {%- elif existing_relation is not none and existing_relation.type == 'view' -%}
+      {%- do dbt_multijoin._mj_mor_leave(plan, relation, existing_relation, sql) -%}
+    {%- else -%}
+      {%- do dbt_multijoin._mj_build_full(relation, existing_relation, sql) -%}
+    {%- endif -%}
     {{- return(operator) -}}
   {%- endif -%}
   {#- A partial update joins nothing: the table keeps the operator its last full build recorded. -#}
-  {%- set operator = dbt_multijoin._mj_recorded_operator(relation) or 'none' -%}
+  {%- set operator = plan['recorded_properties'].get('dbt_multijoin.operator', 'none') -%}
   {%- if not changes['read'] -%}
     {%- call statement('main') -%}
       select 0 as dbt_multijoin_rows_written
     {%- endcall -%}
+    {%- if plan['layout'] == 'merge_on_read' and dbt_multijoin._mj_mor_compaction_asked() -%}
+      {#- Asked to compact: it does, though nothing changed (then the run records its state). -#}
+      {%- do changes.update({'read': true, 'seq': plan['recorded_properties'].get('dbt_multijoin.mor.seq', '0') | int,
+          'base_rows': dbt_multijoin._mj_mor_maybe_compact(plan)}) -%}
+    {%- endif -%}
     {{- return(operator) -}}
   {%- endif -%}
   {%- if plan['schema_change'] -%}
     {#- Recorded before the columns change, so that a run that stops between here and the marks
         makes the next one read those inputs in full again. -#}
-    {%- do dbt_multijoin._mj_record_refill(plan, relation) -%}
-    {%- do dbt_multijoin._mj_apply_schema_change(relation, plan['schema_change']) -%}
+    {%- do dbt_multijoin._mj_record_refill(plan, plan['store']) -%}
+    {%- do dbt_multijoin._mj_apply_schema_change(plan['store'], plan['schema_change']) -%}
+    {%- if plan['layout'] == 'merge_on_read' -%}
+      {#- The view names the model's columns: it follows the store's. -#}
+      {%- do dbt_multijoin._mj_exec('create or replace view ' ~ relation ~ ' as\n' ~ dbt_multijoin._mj_mor_view_sql(plan['spec'], plan['store'])) -%}
+    {%- endif -%}
   {%- endif -%}
-  {%- if plan['path'] == 'partial_update' -%}
+  {%- if plan['layout'] == 'merge_on_read' -%}
+    {%- set seq = (plan['recorded_properties'].get('dbt_multijoin.mor.seq', '0') | int) + 1 -%}
+    {%- do dbt_multijoin._mj_mor_append(plan, dbt_multijoin._mj_read_inputs(plan), changes['changed_key_count'], seq) -%}
+    {%- do changes.update({'seq': seq, 'base_rows': dbt_multijoin._mj_mor_maybe_compact(plan)}) -%}
+    {{- return(operator) -}}
+  {%- elif plan['path'] == 'partial_update' -%}
     {%- do dbt_multijoin._mj_merge_partial_update(plan, relation, dbt_multijoin._mj_read_inputs(plan), changes['changed_key_count']) -%}
     {{- return(operator) -}}
   {%- endif -%}
@@ -75,6 +95,14 @@
   {%- set properties = dbt_multijoin._mj_state_properties(plan, changes['states']) -%}
   {%- if plan['path'] == 'full' -%}
     {%- do properties.update(dbt_multijoin._mj_merge_friendly_properties()) -%}
+  {%- endif -%}
+  {#- The merge-on-read store: its last delta sequence (a full build starts again from 0) and its
+      base rows, where the run counted them (a full build, a compaction). -#}
+  {%- if plan['layout'] == 'merge_on_read' -%}
+    {%- do properties.update({'dbt_multijoin.mor.seq': changes.get('seq', 0) | string, 'dbt_multijoin.mor.keys': tojson(plan['keys'])}) -%}
+    {%- if changes.get('base_rows') is not none -%}
+      {%- do properties.update({'dbt_multijoin.mor.base_rows': changes['base_rows'] | string}) -%}
+    {%- endif -%}
   {%- endif -%}
   {{- return(properties) -}}
 {%- endmacro %}

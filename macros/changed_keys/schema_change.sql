@@ -7,11 +7,12 @@
       input that brings it, which this run reads in full once (its every key recomputed, or its rows
       applied by a partial update; where a column cannot be traced to one input, every input); a
       column the model lost stays in the table, NULL in the rows written from now on.
-    - 'sync_all_columns': the same, and a column the model lost is dropped from the table; a column
-      whose type changed is altered as dbt-spark alters one (`alter column ... type`, which takes
-      what the format allows: a widening) and filled again from its input. dbt-spark refuses to
-      drop columns; the package drops them where the format can: Iceberg, and Delta with column
-      mapping (`delta.columnMapping.mode` = 'name'); elsewhere the run fails saying so. -#}
+    - 'sync_all_columns': the same; a column whose type changed is altered as dbt-spark alters one
+      (`alter column ... type`, which takes what the format allows: a widening) and filled again
+      from its input; and when a column the model lost must go, the run builds the whole table
+      (one atomic replace). dbt-spark refuses to drop columns, Delta drops one only with column
+      mapping, and an Iceberg table on a Hive metastore fails the drop's commit when a column of
+      another type moves into the dropped one's position: a rebuild drops it on every format. -#}
 
 {% macro _mj_query_columns(sql) -%}
   {#- The query's columns [{name, dtype}] (DESCRIBE QUERY: analysis only, nothing runs). -#}
@@ -25,11 +26,17 @@
 
 {% macro _mj_changed_keys_schema_change(plan, relation, model_columns) -%}
   {#- What on_schema_change makes of a difference between the model's and the table's columns: none
-      when they agree, else {added, dropped, retyped} (columns), with the inputs to read whole
-      marked in the plan. Fails where the setting refuses the change. -#}
+      when they agree, else {added, retyped} (columns), with the inputs to read whole marked in the
+      plan, or {rebuild: why} when the whole table must be built. Fails where the setting refuses
+      the change. -#}
   {%- set setting = dbt_multijoin._mj_on_schema_change() -%}
+  {#- The table's columns; a merge-on-read store's own columns aside. -#}
+  {%- set own = [] -%}
+  {%- if plan['layout'] == 'merge_on_read' -%}
+    {%- set own = dbt_multijoin._mj_mor_control_columns(plan['spec']) | map(attribute=0) | list -%}
+  {%- endif -%}
   {%- set table = {} -%}
-  {%- for column in adapter.get_columns_in_relation(relation) -%}
+  {%- for column in adapter.get_columns_in_relation(relation) if (column.name | lower) not in own -%}
     {%- do table.update({column.name | lower: column.dtype | lower}) -%}
   {%- endfor -%}
   {%- set wanted = {} -%}
@@ -57,14 +64,15 @@
   {%- if retyped and not sync -%}
     {%- do dbt_multijoin._mj_fail(change ~ ": on_schema_change 'append_new_columns' does not change a column's type; set it to 'sync_all_columns', or run it with --full-refresh") -%}
   {%- endif -%}
-  {%- if dropped and sync and not dbt_multijoin._mj_can_drop_columns(relation) -%}
-    {%- do dbt_multijoin._mj_fail(change ~ ": on_schema_change 'sync_all_columns' would drop " ~ dropped | join(', ') ~ ", which a " ~ config.get('file_format') ~ " table without column mapping cannot (set tblproperties delta.columnMapping.mode = 'name' on it), or run it with --full-refresh") -%}
+  {%- if dropped and sync -%}
+    {%- do log("dbt_multijoin: " ~ model.name ~ ": " ~ change ~ "; on_schema_change 'sync_all_columns' drops " ~ dropped | join(', ') ~ " by building the whole table", info=True) -%}
+    {{- return({'rebuild': 'on_schema_change sync_all_columns drops ' ~ dropped | join(', ')}) -}}
   {%- endif -%}
   {%- for column in added + retyped -%}
     {%- do dbt_multijoin._mj_read_whole_for(plan, column['name']) -%}
   {%- endfor -%}
   {%- do log("dbt_multijoin: " ~ model.name ~ ": " ~ change ~ "; on_schema_change '" ~ setting ~ "'", info=True) -%}
-  {{- return({'added': added, 'dropped': dropped if sync else [], 'retyped': retyped}) -}}
+  {{- return({'added': added, 'retyped': retyped, 'rebuild': none}) -}}
 {%- endmacro %}
 
 
@@ -83,14 +91,6 @@
 {%- endmacro %}
 
 
-{% macro _mj_can_drop_columns(relation) -%}
-  {%- if config.get('file_format') == 'iceberg' -%}
-    {{- return(true) -}}
-  {%- endif -%}
-  {{- return(dbt_multijoin._mj_table_properties(relation).get('delta.columnMapping.mode') == 'name') -}}
-{%- endmacro %}
-
-
 {% macro _mj_apply_schema_change(relation, change) -%}
   {#- ALTER the table as `change` says, before the run writes into it. -#}
   {%- if change['added'] -%}
@@ -103,7 +103,4 @@
   {%- for column in change['retyped'] -%}
     {%- do alter_column_type(relation, dbt_multijoin._mj_quote(column['name']), column['dtype']) -%}
   {%- endfor -%}
-  {%- if change['dropped'] -%}
-    {%- do dbt_multijoin._mj_exec('alter table ' ~ relation ~ ' drop columns (' ~ dbt_multijoin._mj_column_list(change['dropped']) ~ ')') -%}
-  {%- endif -%}
 {%- endmacro %}

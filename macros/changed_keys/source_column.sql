@@ -150,19 +150,24 @@
 {%- endmacro %}
 
 
-{% macro _mj_column_tie_changes(source, recorded) -%}
-  {#- The keys (the input's key columns) whose non-NULL-keyed rows at the mark differ between the
-      version the plan saw and the recorded one: a 64-bit hash per row of the columns the model
-      reads, counted +1 now and -1 then; a (key, hash) whose count is not 0 was added or removed. -#}
+{% macro _mj_column_tie_changes(source, recorded, with_rows=false) -%}
+  {#- The input's non-NULL-keyed rows at the mark that differ between the version the plan saw and
+      the recorded one: a 64-bit hash per row of the columns the model reads, counted +1 now and -1
+      then; a (key, hash) whose count is not 0 was added (> 0: a row now) or removed. Its columns:
+      the input's key columns; `with_rows`, also `dbt_multijoin_change` (the count) and
+      `dbt_multijoin_row`, the row now ({columns the model reads, dbt_multijoin_mark}; NULL for a
+      removed one), so that a partial update needs no third read of the rows at the mark. -#}
   {%- set input = source['input'] -%}
   {%- set keys = dbt_multijoin._mj_column_list(input['keys']) -%}
   {%- set at_mark = dbt_multijoin._mj_quote(source['column']) ~ ' = ' ~ dbt_multijoin._mj_column_value(source, recorded['mark']) ~ ' and not (' ~ dbt_multijoin._mj_any_key_null(none, input['keys']) ~ ')' -%}
-  {%- set row = 'xxhash64(' ~ dbt_multijoin._mj_column_list(input['columns']) ~ ') as dbt_multijoin_row' -%}
+  {%- set hash = 'xxhash64(' ~ dbt_multijoin._mj_column_list(input['columns']) ~ ') as dbt_multijoin_hash' -%}
+  {%- set row = 'struct(' ~ dbt_multijoin._mj_column_list(input['columns']) ~ ', ' ~ dbt_multijoin._mj_quote(source['column']) ~ ' as dbt_multijoin_mark) as dbt_multijoin_row' -%}
   {%- set sides = [] -%}
   {%- for version, side in [(source['version'], 1), (recorded['version'], -1)] -%}
-    {%- do sides.append('select ' ~ keys ~ ', ' ~ row ~ ', ' ~ side ~ ' as dbt_multijoin_side from ' ~ dbt_multijoin._mj_column_table_at(source, version) ~ ' where ' ~ at_mark) -%}
+    {%- do sides.append('select ' ~ keys ~ ', ' ~ hash ~ ', ' ~ side ~ ' as dbt_multijoin_side' ~ (', ' ~ row if with_rows else '') ~ ' from ' ~ dbt_multijoin._mj_column_table_at(source, version) ~ ' where ' ~ at_mark) -%}
   {%- endfor -%}
-  {{- return('select ' ~ keys ~ ' from (' ~ sides | join(' union all ') ~ ') as tie_rows group by ' ~ keys ~ ', dbt_multijoin_row having sum(dbt_multijoin_side) <> 0') -}}
+  {%- set kept = ', sum(dbt_multijoin_side) as dbt_multijoin_change, first(dbt_multijoin_row) filter (where dbt_multijoin_side = 1) as dbt_multijoin_row' if with_rows else '' -%}
+  {{- return('select ' ~ keys ~ kept ~ ' from (' ~ sides | join(' union all ') ~ ') as tie_rows group by ' ~ keys ~ ', dbt_multijoin_hash having sum(dbt_multijoin_side) <> 0') -}}
 {%- endmacro %}
 
 
@@ -188,33 +193,26 @@
 
 
 {% macro _mj_column_net_rows(source, recorded, columns) -%}
-  {#- The rows newer than the mark, and where the ties are compared, the changed keys' rows at the
-      mark, each key once (one_row_per_key); a key whose row at the mark went away and holds none
-      now is absent (dbt_multijoin_present false). -#}
+  {#- The rows newer than the mark and, where the ties are compared, the rows at the mark of the keys
+      whose rows there changed: a key whose row at the mark went away and that holds none now is
+      absent (dbt_multijoin_present false). -#}
   {%- set read = source['read'] -%}
-  {%- set input = source['input'] -%}
   {%- set table = dbt_multijoin._mj_column_table_at(source, source['version']) -%}
   {%- set selected = dbt_multijoin._mj_column_list(columns) ~ ', ' ~ dbt_multijoin._mj_quote(source['column']) ~ ' as dbt_multijoin_mark' -%}
+  {%- set newer = 'select ' ~ selected ~ ', true as dbt_multijoin_present from ' ~ table ~ ' where ' ~ read['newer'] -%}
   {%- if read['ties'] != 'changed' -%}
-    {{- return('select ' ~ selected ~ ', true as dbt_multijoin_present from ' ~ table ~ ' where ' ~ read['newer']) -}}
+    {{- return(newer) -}}
   {%- endif -%}
-  {%- set keys = dbt_multijoin._mj_column_list(input['keys']) -%}
-  {%- set at_mark = dbt_multijoin._mj_quote(source['column']) ~ ' = ' ~ dbt_multijoin._mj_column_value(source, recorded['mark']) -%}
-  {%- set absent = [] -%}
-  {%- set same_key = [] -%}
+  {%- set from_tie = [] -%}
   {%- for column in columns -%}
-    {%- if column in input['keys'] -%}
-      {%- do absent.append(dbt_multijoin._mj_column_ref('gone', column)) -%}
-      {%- do same_key.append(dbt_multijoin._mj_column_ref('held', column) ~ ' = ' ~ dbt_multijoin._mj_column_ref('gone', column)) -%}
-    {%- else -%}
-      {%- do absent.append('null as ' ~ dbt_multijoin._mj_quote(column)) -%}
-    {%- endif -%}
+    {%- do from_tie.append((dbt_multijoin._mj_quote(column) if column in source['input']['keys'] else dbt_multijoin._mj_column_ref('dbt_multijoin_row', column)) ~ ' as ' ~ dbt_multijoin._mj_quote(column)) -%}
   {%- endfor -%}
-  {{- return('with dbt_multijoin_ties as (' ~ dbt_multijoin._mj_column_tie_changes(source, recorded) ~ '),\n'
-      ~ 'dbt_multijoin_held as (select ' ~ selected ~ ' from ' ~ table ~ ' where ' ~ read['newer'] ~ ' or (' ~ at_mark ~ ' and (' ~ keys ~ ') in (select ' ~ keys ~ ' from dbt_multijoin_ties)))\n'
-      ~ 'select *, true as dbt_multijoin_present from dbt_multijoin_held\n'
-      ~ 'union all\n'
-      ~ 'select ' ~ absent | join(', ') ~ ', null, false from dbt_multijoin_ties as gone where not exists (select 1 from dbt_multijoin_held as held where ' ~ same_key | join(' and ') ~ ')') -}}
+  {%- set ties = 'select ' ~ from_tie | join(', ') ~ ', dbt_multijoin_row.dbt_multijoin_mark as dbt_multijoin_mark, dbt_multijoin_change > 0 as dbt_multijoin_present from ('
+      ~ dbt_multijoin._mj_column_tie_changes(source, recorded, with_rows=true) ~ ') as tie_changes' -%}
+  {#- A row the input holds is never dropped (two of one key are for the one-row-per-key check to
+      find); a key's absent entry only where it holds no row. -#}
+  {{- return('select ' ~ dbt_multijoin._mj_column_list(columns) ~ ', dbt_multijoin_mark, dbt_multijoin_present from (select *, bool_or(dbt_multijoin_present) over (partition by ' ~ dbt_multijoin._mj_column_list(source['input']['keys'])
+      ~ ') as dbt_multijoin_held from (' ~ newer ~ ' union all ' ~ ties ~ ') as both_reads) as netted where dbt_multijoin_present or not dbt_multijoin_held') -}}
 {%- endmacro %}
 
 

@@ -8,7 +8,7 @@
     (xxhash64) is a changed key's (another key passes only on a hash collision, which is harmless:
     the MERGE's own condition decides). -#}
 
-{% macro _mj_replaced_rows_filter(target_columns, key_table, keys, key_count) -%}
+{% macro _mj_replaced_rows_filter(target_columns, key_table, keys, key_count, reader='the MERGE reads the target') -%}
   {#- The condition, or none. Only when each key column has the same type in the key table as in
       the target, of a type whose equal values have equal bytes (not floating point: -0.0 = 0.0;
       not a collated string), so that equal keys hash alike.
@@ -19,7 +19,8 @@
       Above the limit, they go into a bloom filter built once from the key table and written into
       the SQL (the extension's multijoin_bloom_filter, sized for 1% false positives, at most
       8 Mibit), which lets through about 1% of the other rows. Without the extension above the
-      limit, no condition: the MERGE reads the whole target. The run logs which. -#}
+      limit, no condition: the MERGE reads the whole target. The run logs which, with `reader`
+      (what reads the target: a MERGE, or a merge-on-read refresh reading the base rows' keys). -#}
   {%- if key_count == 0 -%}
     {{- return(none) -}}
   {%- endif -%}
@@ -35,7 +36,7 @@
   {%- for k in keys -%}
     {%- set dtype = target_types.get(k | lower) -%}
     {%- if dtype is none or key_types.get(k | lower) != dtype or not (dtype in hashed_alike or dtype.startswith('decimal(')) -%}
-      {%- do log("dbt_multijoin: " ~ model.name ~ ": the MERGE reads the whole target (key " ~ k ~ " is " ~ dtype ~ " in the table, " ~ key_types.get(k | lower) ~ " among the changed keys)", info=True) -%}
+      {%- do log("dbt_multijoin: " ~ model.name ~ ": " ~ reader ~ " whole (key " ~ k ~ " is " ~ dtype ~ " in the table, " ~ key_types.get(k | lower) ~ " among the changed keys)", info=True) -%}
       {{- return(none) -}}
     {%- endif -%}
   {%- endfor -%}
@@ -47,22 +48,22 @@
     {#- 16 hex digits a hash, written by Spark (the hex of a long is its two's complement): the
         big-endian bytes multijoin_hash_in reads. -#}
     {%- set hashes = run_query("select concat_ws('', collect_set(lpad(hex(" ~ hash ~ "), 16, '0'))) as key_hashes from " ~ key_table)[0]['key_hashes'] -%}
-    {%- do log("dbt_multijoin: " ~ model.name ~ ": the MERGE reads the target through the exact hashes of the " ~ key_count ~ " changed keys (multijoin_hash_in)", info=True) -%}
+    {%- do log("dbt_multijoin: " ~ model.name ~ ": " ~ reader ~ " through the exact hashes of the " ~ key_count ~ " changed keys (multijoin_hash_in)", info=True) -%}
     {{- return('(' ~ key_null ~ ' or multijoin_hash_in(unhex(\'' ~ hashes ~ '\'), ' ~ target_hash ~ '))') -}}
   {%- endif -%}
   {%- if key_count <= limit -%}
     {#- The literals are written by Spark, in one row: no client rounds a 64-bit value, and the
         lowest long, which has no literal of its own, is written as a cast. -#}
-    {%- do log("dbt_multijoin: " ~ model.name ~ ": the MERGE reads the target through an IN list of the " ~ key_count ~ " changed keys' hashes (this session has no multijoin_hash_in: no extension, or a jar older than it)", info=True) -%}
+    {%- do log("dbt_multijoin: " ~ model.name ~ ": " ~ reader ~ " through an IN list of the " ~ key_count ~ " changed keys' hashes (this session has no multijoin_hash_in: no extension, or a jar older than it)", info=True) -%}
     {%- set literal = "if(" ~ hash ~ " = -9223372036854775808, \"cast('-9223372036854775808' as bigint)\", concat(cast(" ~ hash ~ " as string), 'L'))" -%}
     {%- set hashes = run_query('select concat_ws(\', \', collect_set(' ~ literal ~ ')) as key_hashes from ' ~ key_table)[0]['key_hashes'] -%}
     {{- return('(' ~ key_null ~ ' or ' ~ target_hash ~ ' in (' ~ hashes ~ '))') -}}
   {%- endif -%}
   {%- if not dbt_multijoin._mj_has_function('multijoin_bloom_filter') -%}
-    {%- do log("dbt_multijoin: " ~ model.name ~ ": the MERGE reads the whole target (" ~ key_count ~ " changed keys, more than dbt_multijoin_hash_list_limit " ~ limit ~ ", and no multijoin_bloom_filter: the extension is not loaded)", info=True) -%}
+    {%- do log("dbt_multijoin: " ~ model.name ~ ": " ~ reader ~ " whole (" ~ key_count ~ " changed keys, more than dbt_multijoin_hash_list_limit " ~ limit ~ ", and no multijoin_bloom_filter: the extension is not loaded)", info=True) -%}
     {{- return(none) -}}
   {%- endif -%}
   {%- set filter = run_query('select hex(multijoin_bloom_filter(' ~ hash ~ ', 0.01, 8388608)) as filter from ' ~ key_table)[0]['filter'] -%}
-  {%- do log("dbt_multijoin: " ~ model.name ~ ": the MERGE reads the target through a bloom filter of the " ~ key_count ~ " changed keys (" ~ dbt_multijoin._mj_bytes_text((filter | length) // 2) ~ ")", info=True) -%}
+  {%- do log("dbt_multijoin: " ~ model.name ~ ": " ~ reader ~ " through a bloom filter of the " ~ key_count ~ " changed keys (" ~ dbt_multijoin._mj_bytes_text((filter | length) // 2) ~ ")", info=True) -%}
   {{- return('(' ~ key_null ~ ' or multijoin_might_contain(unhex(\'' ~ filter ~ '\'), ' ~ target_hash ~ '))') -}}
 {%- endmacro %}

@@ -51,9 +51,13 @@
   {%- else -%}
     {%- do dbt_multijoin._mj_drop_changed_keys_scratch(plan, target_relation) -%}
     {%- if changes['read'] -%}
-      {#- Nothing read, nothing written: the table and what it records stay as they are. -#}
-      {%- do dbt_multijoin._mj_record_plan(target_relation, settings, operator, version, dbt_multijoin._mj_changed_keys_properties(plan, changes)) -%}
-      {%- do dbt_multijoin._mj_clear_refill(plan, target_relation) -%}
+      {#- Nothing read, nothing written: the table and what it records stay as they are. The
+          state lives on the table, or on the store of a merge-on-read model's view. -#}
+      {%- do dbt_multijoin._mj_record_plan(plan['store'], settings, operator, version, dbt_multijoin._mj_changed_keys_properties(plan, changes)) -%}
+      {%- do dbt_multijoin._mj_clear_refill(plan, plan['store']) -%}
+    {%- endif -%}
+    {%- if plan['layout'] == 'merge_on_read' -%}
+      {%- set target_relation = target_relation.incorporate(type='view') -%}
     {%- endif -%}
   {%- endif -%}
 
@@ -62,7 +66,7 @@
 
   {% do persist_docs(target_relation, model) %}
 
-  {%- if full_build -%}
+  {%- if full_build and target_relation.type == 'table' -%}
     {% do persist_constraints(target_relation, model) %}
   {%- endif -%}
 

@@ -1,0 +1,361 @@
+{#- Private: the merge-on-read layout of a partial-update model (`layout='merge_on_read'`, Delta or
+    Iceberg): a refresh writes what changed and reads no column of the table but its key.
+
+    The table readers name is a view over one store table, `<model>__dbt_mj_store`, which holds:
+    - base rows (`dbt_multijoin_seq` = 0): the wide table as the last full build or compaction left
+      it, written sorted by the key, so that each file covers a range of keys and a filter on the
+      key skips the others;
+    - delta rows (`dbt_multijoin_seq` > 0, the run that wrote them): per key a refresh changed, the
+      changed inputs' columns and presence (`dbt_multijoin_touched_<i>`: whether the row carries
+      input i's), and whether the key had a base row then (`dbt_multijoin_in_base`); per changed
+      input its NULL-keyed rows as they are now (`dbt_multijoin_null_group` = i), and a marker row
+      saying that they replace that input's earlier ones (`dbt_multijoin_null_marker`).
+    A refresh appends delta rows in one INSERT (one commit). The view gives each key, per input,
+    the columns of the latest delta row that touched that input, else the base row's: the delta
+    rows are aggregated per key (they are few, and the view broadcasts them), joined to the base
+    rows, plus the keys no base row has, plus the NULL-keyed rows of each input's latest
+    generation. It is plain Spark SQL, so any Spark reads it, with or without the extension. A
+    compaction folds the delta rows into base rows in one MERGE (one commit): the view's rows of
+    the keys that have delta rows replace every store row of those keys.
+
+    Every statement is one commit, and applying a refresh's delta rows again gives the same rows,
+    so a run killed at any point leaves a readable, correct table, and the next run is right. -#}
+
+{% macro _mj_layout() -%}
+  {#- The model's `layout`: 'table' (the default: one table, refreshed by MERGE) or
+      'merge_on_read'. -#}
+  {%- set layout = config.get('layout', 'table') -%}
+  {%- if layout not in ['table', 'merge_on_read'] -%}
+    {%- do dbt_multijoin._mj_fail("layout must be 'table' or 'merge_on_read', got '" ~ layout ~ "'") -%}
+  {%- endif -%}
+  {%- if layout == 'merge_on_read' and config.get('incremental_strategy') != 'changed_keys' -%}
+    {%- do dbt_multijoin._mj_fail("layout 'merge_on_read' needs incremental_strategy 'changed_keys' with one_row_per_key=true") -%}
+  {%- endif -%}
+  {{- return(layout) -}}
+{%- endmacro %}
+
+
+{% macro _mj_mor_store(relation) -%}
+  {{- return(dbt_multijoin._mj_sibling(relation, '__dbt_mj_store')) -}}
+{%- endmacro %}
+
+
+{% macro _mj_mor_compaction_share() -%}
+  {#- Compact once the delta rows pass this share of the base rows (the model's
+      `compaction_share`, 0.1 by default). -#}
+  {%- set share = config.get('compaction_share', 0.1) -%}
+  {%- if share is not number or share <= 0 -%}
+    {%- do dbt_multijoin._mj_fail("compaction_share must be a number above 0, got '" ~ share ~ "'") -%}
+  {%- endif -%}
+  {{- return(share) -}}
+{%- endmacro %}
+
+
+{% macro _mj_mor_check(plan) -%}
+  {#- A merge-on-read model must be refreshed by partial updates. -#}
+  {%- if plan['spec']['partial_update_refused'] is not none -%}
+    {%- do dbt_multijoin._mj_fail("layout 'merge_on_read' needs a partial-update model, and " ~ plan['spec']['partial_update_refused']) -%}
+  {%- elif not plan['bare'] -%}
+    {%- do dbt_multijoin._mj_fail("layout 'merge_on_read' needs the model to be the multi_join(...) call alone (a partial update applies its rows; no SQL may wrap them)") -%}
+  {%- elif config.get('file_format') not in ['delta', 'iceberg'] -%}
+    {%- do dbt_multijoin._mj_fail("layout 'merge_on_read' needs file_format 'delta' or 'iceberg', got '" ~ config.get('file_format') ~ "'") -%}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{#- The store's columns besides the model's. -#}
+{% macro _mj_mor_touched(index) -%}
+  {{- return('dbt_multijoin_touched_' ~ index) -}}
+{%- endmacro %}
+
+
+{% macro _mj_mor_control_columns(spec) -%}
+  {#- [(name, type)] of the store's own columns, after the model's. -#}
+  {%- set columns = [('dbt_multijoin_seq', 'bigint'), ('dbt_multijoin_in_base', 'boolean'), ('dbt_multijoin_null_group', 'int'), ('dbt_multijoin_null_marker', 'boolean')] -%}
+  {%- for input in spec['inputs'] -%}
+    {%- do columns.append((dbt_multijoin._mj_mor_touched(loop.index0), 'boolean')) -%}
+  {%- endfor -%}
+  {{- return(columns) -}}
+{%- endmacro %}
+
+
+{% macro _mj_mor_model_columns(spec) -%}
+  {#- The model's columns, as a full build writes them: the keys, then per input its columns and its
+      presence column. -#}
+  {%- set columns = [] -%}
+  {%- do columns.extend(spec['keys']) -%}
+  {%- for input in spec['inputs'] -%}
+    {%- for item in dbt_multijoin._mj_input_payload(input) -%}
+      {%- do columns.append(item['output_name']) -%}
+    {%- endfor -%}
+    {%- do columns.append(input['presence_column']) -%}
+  {%- endfor -%}
+  {{- return(columns) -}}
+{%- endmacro %}
+
+
+{#- The full build: the store's base rows, and the view. -#}
+{% macro _mj_mor_build(plan, view, existing_relation, sql) -%}
+  {#- Write the store from the model's full build (statement 'main'), sorted by the key, then make
+      the model's relation the view over it. A table of the model's name (the model was built in
+      the default layout) gives way to the view after the store is written. -#}
+  {%- set spec = plan['spec'] -%}
+  {%- set store = plan['store'] -%}
+  {%- set control = [] -%}
+  {%- for name, type in dbt_multijoin._mj_mor_control_columns(spec) -%}
+    {%- do control.append(('0' if name == 'dbt_multijoin_seq' else 'cast(null as ' ~ type ~ ')') ~ ' as ' ~ name) -%}
+  {%- endfor -%}
+  {%- set rows = 'select *, ' ~ control | join(', ') ~ ' from (\n' ~ sql ~ '\n) as model order by ' ~ dbt_multijoin._mj_column_list(spec['keys']) -%}
+  {%- set store_now = adapter.get_relation(database=store.database, schema=store.schema, identifier=store.identifier) -%}
+  {%- do dbt_multijoin._mj_build_full(store, store_now, rows) -%}
+  {%- if existing_relation is not none and existing_relation.type != 'view' -%}
+    {%- do log("dbt_multijoin: " ~ model.name ~ ": " ~ existing_relation ~ " becomes a view over " ~ store ~ " (layout merge_on_read)", info=True) -%}
+    {%- do dbt_multijoin._mj_drop_own_table(existing_relation, dbt_multijoin._mj_is_transactional(existing_relation)) -%}
+  {%- endif -%}
+  {%- do dbt_multijoin._mj_exec('create or replace view ' ~ view ~ ' as\n' ~ dbt_multijoin._mj_mor_view_sql(spec, store)) -%}
+  {%- do adapter.cache_added(view.incorporate(type='view')) -%}
+  {{- return(dbt_multijoin._mj_mor_count_base(store)) -}}
+{%- endmacro %}
+
+
+{% macro _mj_mor_count_base(store) -%}
+  {{- return(run_query('select count(*) as n from ' ~ store ~ ' where dbt_multijoin_seq = 0')[0]['n'] | int) -}}
+{%- endmacro %}
+
+
+{% macro _mj_mor_view_sql(spec, store) -%}
+  {#- What readers see: the layout file's header says how. -#}
+  {%- set keys = spec['keys'] -%}
+  {%- set key_list = dbt_multijoin._mj_column_list(keys) -%}
+  {%- set latest = [] -%}
+  {%- for input in spec['inputs'] -%}
+    {%- set fields = [] -%}
+    {%- for item in dbt_multijoin._mj_input_payload(input) -%}
+      {%- do fields.append(dbt_multijoin._mj_quote(item['output_name'])) -%}
+    {%- endfor -%}
+    {%- do fields.append(input['presence_column']) -%}
+    {%- do latest.append('max_by(struct(' ~ fields | join(', ') ~ '), case when ' ~ dbt_multijoin._mj_mor_touched(loop.index0) ~ ' then dbt_multijoin_seq end) as dbt_multijoin_input_' ~ loop.index0) -%}
+  {%- endfor -%}
+  {%- set merged, delta_only, held_merged, held_delta = [], [], [], [] -%}
+  {%- for input in spec['inputs'] -%}
+    {%- set latest_i = 'd.dbt_multijoin_input_' ~ loop.index0 -%}
+    {%- for name in dbt_multijoin._mj_input_payload(input) | map(attribute='output_name') | list + [input['presence_column']] -%}
+      {%- do merged.append('case when ' ~ latest_i ~ ' is not null then ' ~ dbt_multijoin._mj_column_ref(latest_i, name) ~ ' else ' ~ dbt_multijoin._mj_column_ref('b', name) ~ ' end as ' ~ dbt_multijoin._mj_quote(name)) -%}
+      {%- do delta_only.append(dbt_multijoin._mj_column_ref(latest_i, name) ~ ' as ' ~ dbt_multijoin._mj_quote(name)) -%}
+    {%- endfor -%}
+    {%- do held_merged.append('coalesce(case when ' ~ latest_i ~ ' is not null then ' ~ latest_i ~ '.' ~ input['presence_column'] ~ ' else b.' ~ input['presence_column'] ~ ' end, false)') -%}
+    {%- do held_delta.append('coalesce(' ~ latest_i ~ '.' ~ input['presence_column'] ~ ', false)') -%}
+  {%- endfor -%}
+  {%- set same_key = [] -%}
+  {%- for k in keys -%}
+    {%- do same_key.append(dbt_multijoin._mj_column_ref('b', k) ~ ' = ' ~ dbt_multijoin._mj_column_ref('d', k)) -%}
+  {%- endfor -%}
+  {%- set columns = dbt_multijoin._mj_column_list(dbt_multijoin._mj_mor_model_columns(spec)) -%}
+  {%- set input_of = [] -%}
+  {%- for input in spec['inputs'] -%}
+    {%- do input_of.append('when b.' ~ input['presence_column'] ~ ' then ' ~ loop.index0) -%}
+  {%- endfor -%}
+  {{- return(
+    'with dbt_multijoin_delta as (\n'
+    ~ '  select ' ~ key_list ~ ', bool_or(dbt_multijoin_in_base) as dbt_multijoin_in_base,\n    ' ~ latest | join(',\n    ') ~ '\n'
+    ~ '  from ' ~ store ~ ' where dbt_multijoin_seq > 0 and not (' ~ dbt_multijoin._mj_any_key_null(none, keys) ~ ')\n'
+    ~ '  group by ' ~ key_list ~ '\n)\n'
+    ~ '-- keys with a base row: its columns, or per input those of its latest delta row\n'
+    ~ 'select /*+ BROADCAST(d) */ ' ~ dbt_multijoin._mj_column_list(keys, 'b') ~ ', ' ~ merged | join(', ') ~ '\n'
+    ~ 'from ' ~ store ~ ' as b left outer join dbt_multijoin_delta as d on ' ~ same_key | join(' and ') ~ '\n'
+    ~ 'where b.dbt_multijoin_seq = 0 and not (' ~ dbt_multijoin._mj_any_key_null('b', keys) ~ ') and (' ~ held_merged | join(' or ') ~ ')\n'
+    ~ 'union all\n'
+    ~ '-- keys with no base row: their latest delta rows\n'
+    ~ 'select ' ~ dbt_multijoin._mj_column_list(keys, 'd') ~ ', ' ~ delta_only | join(', ') ~ '\n'
+    ~ 'from dbt_multijoin_delta as d\n'
+    ~ 'where not d.dbt_multijoin_in_base and (' ~ held_delta | join(' or ') ~ ')\n'
+    ~ 'union all\n'
+    ~ '-- NULL-keyed base rows of the inputs whose NULL-keyed rows no delta replaced\n'
+    ~ 'select ' ~ columns ~ ' from ' ~ store ~ ' as b\n'
+    ~ 'where b.dbt_multijoin_seq = 0 and (' ~ dbt_multijoin._mj_any_key_null('b', keys) ~ ')\n'
+    ~ '  and not exists (select 1 from ' ~ store ~ ' as g where g.dbt_multijoin_seq > 0 and g.dbt_multijoin_null_group = case ' ~ input_of | join(' ') ~ ' end)\n'
+    ~ 'union all\n'
+    ~ '-- NULL-keyed rows of each input\'s latest delta generation\n'
+    ~ 'select ' ~ columns ~ ' from ' ~ store ~ ' as n\n'
+    ~ 'where n.dbt_multijoin_seq > 0 and n.dbt_multijoin_null_group is not null and not n.dbt_multijoin_null_marker\n'
+    ~ '  and n.dbt_multijoin_seq = (select max(g.dbt_multijoin_seq) from ' ~ store ~ ' as g where g.dbt_multijoin_seq > 0 and g.dbt_multijoin_null_group = n.dbt_multijoin_null_group)'
+  ) -}}
+{%- endmacro %}
+
+
+{#- A refresh: the changes as delta rows. -#}
+{% macro _mj_mor_append(plan, read, key_count, seq) -%}
+  {#- Append the run's changes to the store as delta rows of sequence `seq`, in one INSERT
+      (statement 'main'): one row per changed key (whether it has a base row comes from a scan of
+      the base rows' key column, filtered by the changed keys' hashes), the changed inputs'
+      NULL-keyed rows as they are now, and a marker per changed input. -#}
+  {%- set spec = plan['spec'] -%}
+  {%- set store = plan['store'] -%}
+  {%- set relation = plan['relation'] -%}
+  {%- set keys = spec['keys'] -%}
+  {%- set changed = dbt_multijoin._mj_changed_indexes(read) -%}
+  {%- set rows_table = dbt_multijoin._mj_changed_rows_table(relation) -%}
+  {%- set key_table = dbt_multijoin._mj_changed_keys_table(relation) -%}
+  {%- do dbt_multijoin._mj_write_scratch_table(rows_table, dbt_multijoin._mj_partial_merge_source(plan, changed), 'dbt_multijoin_changed_rows') -%}
+  {%- set in_base_table = dbt_multijoin._mj_sibling(relation, '__dbt_mj_in_base') -%}
+  {%- set store_columns = adapter.get_columns_in_relation(store) -%}
+  {%- set filter = dbt_multijoin._mj_replaced_rows_filter(store_columns, key_table, keys, key_count, reader='the refresh reads the base rows\' keys') -%}
+  {%- set same_key = [] -%}
+  {%- for k in keys -%}
+    {%- do same_key.append(dbt_multijoin._mj_column_ref('target', k) ~ ' = ' ~ dbt_multijoin._mj_column_ref('changed', k)) -%}
+  {%- endfor -%}
+  {%- do dbt_multijoin._mj_write_scratch_table(in_base_table,
+      'select distinct ' ~ dbt_multijoin._mj_column_list(keys, 'target') ~ ' from ' ~ store ~ ' as target left semi join ' ~ key_table ~ ' as changed on ' ~ same_key | join(' and ')
+      ~ ' where target.dbt_multijoin_seq = 0' ~ (' and ' ~ filter if filter else ''), 'dbt_multijoin_in_base') -%}
+
+  {%- set items = [] -%}
+  {%- for k in keys -%}
+    {%- do items.append(dbt_multijoin._mj_column_ref('source', k)) -%}
+  {%- endfor -%}
+  {%- set null_group = [] -%}
+  {%- for input in spec['inputs'] -%}
+    {%- set index = loop.index0 -%}
+    {%- for item in dbt_multijoin._mj_input_payload(input) -%}
+      {%- do items.append(('source.' ~ dbt_multijoin._mj_quote(item['output_name']) if index in changed else 'null') ~ ' as ' ~ dbt_multijoin._mj_quote(item['output_name'])) -%}
+    {%- endfor -%}
+    {%- do items.append(('if(source.dbt_multijoin_present_' ~ index ~ ', true, null)' if index in changed else 'null') ~ ' as ' ~ input['presence_column']) -%}
+    {%- if index in changed -%}
+      {%- do null_group.append('when source.dbt_multijoin_touched_' ~ index ~ ' then ' ~ index) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- set key_null = dbt_multijoin._mj_any_key_null('source', keys) -%}
+  {%- do items.append(seq ~ ' as dbt_multijoin_seq') -%}
+  {%- do items.append('if(' ~ key_null ~ ', null, in_base.' ~ dbt_multijoin._mj_quote(keys[0]) ~ ' is not null) as dbt_multijoin_in_base') -%}
+  {#- A marker (its null group set in the source) or a NULL-keyed row (the one input it touches). -#}
+  {%- do items.append('coalesce(source.dbt_multijoin_null_group, if(' ~ key_null ~ ', case ' ~ null_group | join(' ') ~ ' end, null)) as dbt_multijoin_null_group') -%}
+  {%- do items.append('source.dbt_multijoin_null_group is not null as dbt_multijoin_null_marker') -%}
+  {%- for input in spec['inputs'] -%}
+    {%- do items.append(('coalesce(source.dbt_multijoin_touched_' ~ loop.index0 ~ ', false)' if loop.index0 in changed else 'false') ~ ' as ' ~ dbt_multijoin._mj_mor_touched(loop.index0)) -%}
+  {%- endfor -%}
+  {%- set joined = [] -%}
+  {%- for k in keys -%}
+    {%- do joined.append(dbt_multijoin._mj_column_ref('in_base', k) ~ ' = ' ~ dbt_multijoin._mj_column_ref('source', k)) -%}
+  {%- endfor -%}
+  {%- call statement('main') -%}
+    insert into {{ store }}
+    select {{ items | join(',\n      ') }}
+    from {{ rows_table }} as source left outer join {{ in_base_table }} as in_base on {{ joined | join(' and ') }}
+  {%- endcall -%}
+  {%- do dbt_multijoin._mj_drop_own_table(in_base_table, false) -%}
+{%- endmacro %}
+
+
+{% macro _mj_mor_delta_rows(store) -%}
+  {{- return(run_query('select count(*) as n from ' ~ store ~ ' where dbt_multijoin_seq > 0')[0]['n'] | int) -}}
+{%- endmacro %}
+
+
+{#- Compaction. -#}
+{% macro _mj_mor_compact(store, view, keys) -%}
+  {#- Fold the delta rows into base rows, in one MERGE (statement 'dbt_multijoin_compact'): every
+      store row of a key that has delta rows, and every NULL-keyed store row, is replaced by the
+      view's rows of those keys and its NULL-keyed rows, written as base rows (`dbt_multijoin_seq`
+      0). A store row is told from the MERGE's unmatched source rows by its sequence, which every
+      store row has: Delta re-evaluates the condition on unmatched source rows with the target's
+      columns NULL (recompute.sql), where a NULL-safe comparison alone would be true. -#}
+  {%- set columns = [] -%}
+  {%- set control = [] -%}
+  {%- for column in adapter.get_columns_in_relation(store) -%}
+    {%- if column.name.startswith('dbt_multijoin_') and not column.name.startswith('dbt_multijoin_has_') -%}
+      {%- do control.append(column.name) -%}
+    {%- else -%}
+      {%- do columns.append(column.name) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- set key_list = dbt_multijoin._mj_column_list(keys) -%}
+  {%- set any_null = dbt_multijoin._mj_any_key_null(none, keys) -%}
+  {%- set delta_keys = dbt_multijoin._mj_sibling(store, '_keys') -%}
+  {%- do dbt_multijoin._mj_write_scratch_table(delta_keys, 'select distinct ' ~ key_list ~ ' from ' ~ store ~ ' where dbt_multijoin_seq > 0 and not (' ~ any_null ~ ')', 'dbt_multijoin_compact_keys') -%}
+  {%- set folded = dbt_multijoin._mj_sibling(store, '_folded') -%}
+  {%- set same_key = [] -%}
+  {%- for k in keys -%}
+    {%- do same_key.append(dbt_multijoin._mj_column_ref('v', k) ~ ' = ' ~ dbt_multijoin._mj_column_ref('changed', k)) -%}
+  {%- endfor -%}
+  {%- do dbt_multijoin._mj_write_scratch_table(folded,
+      'select v.* from ' ~ view ~ ' as v left semi join ' ~ delta_keys ~ ' as changed on ' ~ same_key | join(' and ')
+      ~ ' union all select * from ' ~ view ~ ' where ' ~ any_null, 'dbt_multijoin_compact_rows') -%}
+  {%- set markers, null_markers = [], [] -%}
+  {#- The markers first, their columns named: a union takes its first branch's names. -#}
+  {%- for column in columns -%}
+    {%- do markers.append(dbt_multijoin._mj_quote(column) if column in keys else 'null as ' ~ dbt_multijoin._mj_quote(column)) -%}
+    {%- do null_markers.append('null') -%}
+  {%- endfor -%}
+  {%- set matches = [] -%}
+  {%- for k in keys -%}
+    {%- do matches.append(dbt_multijoin._mj_column_ref('source', k) ~ ' = ' ~ dbt_multijoin._mj_column_ref('target', k)) -%}
+  {%- endfor -%}
+  {%- set inserted = [] -%}
+  {%- for column in columns -%}
+    {%- do inserted.append(dbt_multijoin._mj_column_ref('source', column)) -%}
+  {%- endfor -%}
+  {%- set control_values = [] -%}
+  {%- for name in control -%}
+    {%- do control_values.append('0' if name == 'dbt_multijoin_seq' else 'null') -%}
+  {%- endfor -%}
+  {%- call statement('dbt_multijoin_compact') -%}
+    merge into {{ store }} as target
+    using (
+        select 'key' as dbt_multijoin_replaces, {{ markers | join(', ') }} from {{ delta_keys }}
+        union all
+        select 'null_keys', {{ null_markers | join(', ') }}
+        union all
+        select 'none', {{ dbt_multijoin._mj_column_list(columns) }} from {{ folded }}
+    ) as source
+    on target.dbt_multijoin_seq is not null and (
+        (source.dbt_multijoin_replaces = 'key' and {{ matches | join(' and ') }})
+        or (source.dbt_multijoin_replaces = 'null_keys' and ({{ dbt_multijoin._mj_any_key_null('target', keys) }})))
+    when matched then delete
+    when not matched and source.dbt_multijoin_replaces = 'none' then insert ({{ dbt_multijoin._mj_column_list(columns + control) }}) values ({{ (inserted + control_values) | join(', ') }})
+  {%- endcall -%}
+  {%- for table in [delta_keys, folded] -%}
+    {%- do dbt_multijoin._mj_drop_own_table(table, false) -%}
+  {%- endfor -%}
+{%- endmacro %}
+
+
+{% macro _mj_mor_compaction_asked() -%}
+  {#- The run var dbt_multijoin_compact: compact whatever the delta rows' share. -#}
+  {{- return(var('dbt_multijoin_compact', false) in [true, 'true', 'True']) -}}
+{%- endmacro %}
+
+
+{% macro _mj_mor_maybe_compact(plan) -%}
+  {#- After a refresh: compact when the delta rows pass the model's compaction_share of the base
+      rows (the run var dbt_multijoin_compact=true compacts whatever the share). Returns the base
+      row count to record, or none when it did not compact. -#}
+  {%- set store = plan['store'] -%}
+  {%- set base_rows = (plan['recorded_properties'].get('dbt_multijoin.mor.base_rows', '0') | int) -%}
+  {%- set delta_rows = dbt_multijoin._mj_mor_delta_rows(store) -%}
+  {%- set share = dbt_multijoin._mj_mor_compaction_share() -%}
+  {%- set asked = dbt_multijoin._mj_mor_compaction_asked() -%}
+  {%- if not asked and delta_rows <= share * [base_rows, 1] | max -%}
+    {%- do log("dbt_multijoin: " ~ model.name ~ ": " ~ delta_rows ~ " delta rows beside " ~ base_rows ~ " base rows (compaction at " ~ share ~ " of them)", info=True) -%}
+    {{- return(none) -}}
+  {%- endif -%}
+  {%- do log("dbt_multijoin: " ~ model.name ~ ": compacting " ~ delta_rows ~ " delta rows into " ~ base_rows ~ " base rows" ~ (" (asked: dbt_multijoin_compact)" if asked else " (past compaction_share " ~ share ~ ")"), info=True) -%}
+  {%- do dbt_multijoin._mj_mor_compact(store, plan['relation'], plan['keys']) -%}
+  {{- return(dbt_multijoin._mj_mor_count_base(store)) -}}
+{%- endmacro %}
+
+
+{% macro _mj_mor_leave(plan, relation, view, sql) -%}
+  {#- The model left the merge-on-read layout: build its table beside the view (statement 'main'),
+      then put it in the view's place and drop the store. Between the drop and the rename no
+      relation has the model's name (two metastore calls); a run that dies there leaves the store,
+      and the next run builds the table again. -#}
+  {%- set staging = dbt_multijoin._mj_staging_relation(relation) -%}
+  {%- do dbt_multijoin._mj_drop_own_table(staging, true) -%}
+  {%- do dbt_multijoin._mj_build_full(staging, none, sql) -%}
+  {%- do log("dbt_multijoin: " ~ model.name ~ ": the view " ~ view ~ " becomes a table (layout table); its store " ~ plan['store'] ~ " is dropped", info=True) -%}
+  {%- do adapter.drop_relation(view) -%}
+  {%- do adapter.rename_relation(staging, relation) -%}
+  {%- set store = plan['store'] -%}
+  {%- if adapter.get_relation(database=store.database, schema=store.schema, identifier=store.identifier) is not none -%}
+    {%- do dbt_multijoin._mj_drop_own_table(store, true) -%}
+  {%- endif -%}
+{%- endmacro %}

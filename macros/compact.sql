@@ -1,0 +1,25 @@
+{% macro compact(model_name) -%}
+  {#- Fold a merge-on-read model's delta rows into its base rows now, as a run does once they pass
+      the model's compaction_share: `dbt run-operation dbt_multijoin.compact --args
+      '{model_name: device_profile}'`. One MERGE, one commit: readers see the table as before, and
+      a compaction that is stopped leaves it so. docs/dbt_package.md ("merge-on-read"). -#}
+  {%- set nodes = [] -%}
+  {%- for node in graph.nodes.values() if node.resource_type == 'model' and node.name == model_name -%}
+    {%- do nodes.append(node) -%}
+  {%- endfor -%}
+  {%- if nodes | length != 1 -%}
+    {{ exceptions.raise_compiler_error("dbt_multijoin.compact: no one model named '" ~ model_name ~ "' (found " ~ nodes | length ~ ")") }}
+  {%- endif -%}
+  {%- set node = nodes[0] -%}
+  {%- set view = api.Relation.create(database=node.database, schema=node.schema, identifier=node.alias, type='view') -%}
+  {%- set store = dbt_multijoin._mj_mor_store(view) -%}
+  {%- set properties = dbt_multijoin._mj_table_properties(store) if adapter.get_relation(database=store.database, schema=store.schema, identifier=store.identifier) is not none else {} -%}
+  {%- if 'dbt_multijoin.mor.keys' not in properties -%}
+    {{ exceptions.raise_compiler_error("dbt_multijoin.compact: model '" ~ model_name ~ "' has no merge-on-read store " ~ store ~ " (layout='merge_on_read', built at least once)") }}
+  {%- endif -%}
+  {%- set delta_rows = dbt_multijoin._mj_mor_delta_rows(store) -%}
+  {%- do dbt_multijoin._mj_mor_compact(store, view, fromjson(properties['dbt_multijoin.mor.keys'])) -%}
+  {%- set base_rows = dbt_multijoin._mj_mor_count_base(store) -%}
+  {%- do dbt_multijoin._mj_exec('alter table ' ~ store ~ " set tblproperties ('dbt_multijoin.mor.base_rows' = '" ~ base_rows ~ "')") -%}
+  {%- do log("dbt_multijoin: " ~ model_name ~ ": compacted " ~ delta_rows ~ " delta rows into " ~ base_rows ~ " base rows", info=True) -%}
+{%- endmacro %}
