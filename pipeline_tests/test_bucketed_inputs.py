@@ -1,12 +1,15 @@
 """A multijoin model over Iceberg tables bucketed alike on the key builds with no shuffle: the
 materialization's EXPLAIN proof holds (a multiway model without a MultiJoin fails), and the model's
 compiled query, planned under the model's confs, has no Exchange (docs/table_formats.md, "Inputs
-bucketed on the key"). Runs with `--table-format iceberg` only."""
+bucketed on the key"). A model whose table is bucketed like its inputs is written with no Exchange
+either, one file per bucket ("Writing a table bucketed alike"). Runs with `--table-format iceberg`
+only."""
 
 from __future__ import annotations
 
 import pytest
 
+from testkit import executions
 from testkit.plans import plan_nodes
 
 LAYOUT_CONFS = {
@@ -86,3 +89,61 @@ def test_a_model_bucketed_on_its_key_feeds_the_next_with_no_exchange(project, ta
     assert result.success, result.describe()
 
     assert_planned_with_no_exchange(project, "wider")
+
+
+def write_plans(project, after: int, model: str) -> list[str]:
+    """The physical plans of the statements that wrote `model`'s table since execution `after`."""
+    executions.settle(project.spark)
+    plans = [str(e.physicalPlanDescription()) for e in executions.executions(project.spark)
+             if int(e.executionId()) > after]
+    return [p for p in plans if "IcebergWrite(" in p and f".{model}," in p]
+
+
+def test_a_model_bucketed_like_its_inputs_is_written_with_no_exchange(project, table_format):
+    """`file_format: iceberg`, `partition_by: bucket(4, k)` over inputs bucketed alike: the query's
+    output is grouped by the table's buckets (a FULL multi-join's key column; a GROUP BY on it
+    above), so the write is made with Iceberg's distribution `none`: no Exchange in the write,
+    one file per bucket, the rows of the query. Over unbucketed inputs the same model is written
+    with the table's own distribution (Iceberg's rebalance), as before; the log says which."""
+    if table_format != "iceberg":
+        pytest.skip("bucketed key-grouped inputs are Iceberg tables")
+    bucketed_inputs(project)
+    for name, column in [("d", "d_v"), ("e", "e_v")]:
+        project.spark.sql(f"create table {project.table(name)} (k int, {column} int) using iceberg")
+        project.spark.sql(f"insert into {project.table(name)} select cast(id % 50 as int), cast(id as int) from range(60)")
+    project.sources("a", "b", "c", "d", "e")
+    config = ("{{ config(materialized='multijoin', strategy='multiway', file_format='iceberg', "
+              f"partition_by=['bucket(4, k)'], spark_conf={{{MODEL_CONFS}}}) }}}}\n")
+    full = ("dbt_multijoin.multi_join([source('inputs', 'a'), source('inputs', 'b'), source('inputs', 'c')], "
+            "key='k', columns={'a': ['a_v'], 'b': ['b_v'], 'c': ['c_v']})")
+    project.model("wide", config + "{{ " + full + " }}\n")
+    project.model("wide_counts", config + "select k, count(*) as n, sum(a_v) as a_sum from (\n{{ " + full
+                  + " }}\n) as joined group by k\n")
+    project.model("wide_unbucketed", config + "{{ dbt_multijoin.multi_join([source('inputs', 'd'), "
+                  "source('inputs', 'e')], key='k', columns={'d': ['d_v'], 'e': ['e_v']}) }}\n")
+    mark = executions.last_execution_id(project.spark)
+    result = project.dbt("run")
+    assert result.success, result.describe()
+
+    for model in ("wide", "wide_counts", "wide_unbucketed"):
+        plans = write_plans(project, mark, model)
+        assert plans, model
+        compiled = next((project.root / "target" / "compiled").rglob(f"{model}.sql")).read_text()
+        for key, value in LAYOUT_CONFS.items():
+            project.spark.conf.set(key, value)
+        try:
+            assert project.rows(model) == project.rows(compiled), model
+        finally:
+            for key in LAYOUT_CONFS:
+                project.spark.conf.unset(key)
+        files = project.spark.sql(f"select partition, count(*) as n from {project.table(model)}.files group by partition").collect()
+        if model == "wide_unbucketed":
+            assert any("Exchange" in p for p in plans), plans
+        else:
+            assert not any("Exchange" in p for p in plans), plans
+            assert len(files) == 4 and all(row.n == 1 for row in files), files
+    assert "wide: the query's output is grouped: bucket(4, k)" in result.output, result.output
+    assert "written with no redistribution (spark.sql.iceberg.distribution-mode=none for this write)" in result.output
+    assert "wide_unbucketed: the table's own write distribution applies" in result.output, result.output
+    # Put back after the write: nothing of it is left in the session.
+    assert project.spark.conf.get("spark.sql.iceberg.distribution-mode", None) is None

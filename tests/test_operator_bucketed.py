@@ -169,15 +169,73 @@ def test_group_by_the_driver_key_adds_no_shuffle(ispark, sixteen, join_type):
     assert exchanges(hinted) == 0, hinted._jdf.queryExecution().executedPlan().toString()
 
 
-def test_group_by_the_coalesced_key_of_a_full_join_shuffles_once(ispark, sixteen):
-    """FULL over key-grouped inputs reports no partitioning on the coalesced key
-    (docs/architecture.md): the GROUP BY above shuffles the output once, and the inputs not at all."""
+# Above a FULL multi-join: on its key column (docs/architecture.md, "The key as a column of its own").
+ABOVE = {
+    "group": "SELECT k, count(*) AS c, sum(v2) AS s FROM ({inner}) GROUP BY k",
+    "window": "SELECT k, v1, count(*) OVER (PARTITION BY k) AS c FROM ({inner})",
+    "join": "SELECT m.*, u.k AS other_k FROM ({inner}) m JOIN {other} u ON m.k = u.k",
+    "full join": "SELECT m.*, u.k AS other_k FROM ({inner}) m FULL JOIN {other} u ON m.k = u.k",
+}
+
+
+@pytest.fixture(scope="module")
+def sparse(ice):
+    """Three tables bucketed alike on a bigint key, each with a few keys of its own: each lacks
+    some buckets, and no two list the same ones."""
+    return [bucketed_table(ice, [(k, 10 * i + k) for k in keys] + [(None, i)], f"k BIGINT, v{i + 1} BIGINT", "bucket(8, k)")
+            for i, keys in enumerate([[1, 2, 3], [2, 5, 11], [3, 40, 41, 2]])]
+
+
+@pytest.fixture(scope="module")
+def other_alike(ice):
+    """A table bucketed like `sixteen`, holding keys of every bucket."""
+    return bucketed_table(ice, [(k, -k) for k in range(0, 90, 2)] + [(None, 0)], "k BIGINT, w BIGINT", "bucket(8, k)")
+
+
+@pytest.mark.parametrize("aqe", ["true", "false"])
+@pytest.mark.parametrize("operation", list(ABOVE))
+def test_operations_on_the_key_above_a_full_join_shuffle_nothing(ispark, sparse, other_alike, operation, aqe):
+    """FULL over key-grouped inputs reports its layout on its key column: a GROUP BY, a window, and
+    a join with a table bucketed alike plan no Exchange at all. The inputs hold different buckets
+    (some empty), so Spark's storage-partitioned join above pushes its own partition values into
+    every scan: on Spark 3.5 only with pushPartValues (off by default there; the log says why)."""
+    ispark.conf.set("spark.sql.adaptive.enabled", aqe)
+    sql = ABOVE[operation]
+    hinted_sql, vanilla_sql = (sql.format(inner=chain(sparse, "full", ["k"], hint), other=other_alike)
+                               for hint in (True, False))
+    hinted = assert_same_rows(ispark, hinted_sql, vanilla_sql)
+    plan = hinted._jdf.queryExecution().executedPlan().toString()
+    if "join" in operation and not SHUFFLES_BY_VALUE:
+        assert exchanges_below_operator(hinted) == 0, plan
+        ispark.conf.set("spark.sql.sources.v2.bucketing.pushPartValues.enabled", "true")
+        try:
+            hinted = assert_same_rows(ispark, hinted_sql, vanilla_sql)
+        finally:
+            ispark.conf.unset("spark.sql.sources.v2.bucketing.pushPartValues.enabled")
+        plan = hinted._jdf.queryExecution().executedPlan().toString()
+    assert exchanges(hinted) == 0, plan
+
+
+def test_spark_35_says_why_a_join_above_shuffles_the_output(ispark, sparse, other_alike, extension_log):
+    if SHUFFLES_BY_VALUE:
+        pytest.skip("Spark 4 pushes partition values by default")
     ispark.conf.set("spark.sql.adaptive.enabled", "false")
-    sql = "SELECT k, count(*) AS c FROM ({}) GROUP BY k"
-    hinted = assert_same_rows(ispark, sql.format(chain(sixteen[:3], "full", ["k"], True)),
-                              sql.format(chain(sixteen[:3], "full", ["k"], False)))
-    assert exchanges(hinted) == 1
-    assert exchanges_below_operator(hinted) == 0
+    mark = extension_log.mark()
+    sql = ABOVE["join"]
+    assert_same_rows(ispark, sql.format(inner=chain(sparse, "full", ["k"], True), other=other_alike),
+                     sql.format(inner=chain(sparse, "full", ["k"], False), other=other_alike))
+    assert "spark.sql.sources.v2.bucketing.pushPartValues.enabled" in extension_log.since(mark)
+
+
+def test_the_key_column_is_computed_without_generated_code(ispark, sixteen):
+    ispark.conf.set("spark.multijoin.codegen.enabled", "false")
+    try:
+        sql = ABOVE["group"]
+        hinted = assert_same_rows(ispark, sql.format(inner=chain(sixteen[:4], "full", ["k"], True)),
+                                  sql.format(inner=chain(sixteen[:4], "full", ["k"], False)))
+        assert exchanges(hinted) == 0
+    finally:
+        ispark.conf.unset("spark.multijoin.codegen.enabled")
 
 
 @pytest.mark.parametrize("join_type", ["full", "left", "inner"])
@@ -189,6 +247,12 @@ def test_composite_key_bucketed_on_every_column(ispark, join_type):
     hinted = assert_same_rows(ispark, chain(tables, join_type, ["k1", "k2"], True),
                               chain(tables, join_type, ["k1", "k2"], False))
     assert exchanges(hinted) == 0
+    if join_type == "full":
+        # One key column per key part, each under its own bucket transform.
+        sql = "SELECT k1, k2, count(*) AS c, sum(v3) AS s FROM ({}) GROUP BY k1, k2"
+        grouped = assert_same_rows(ispark, sql.format(chain(tables, "full", ["k1", "k2"], True)),
+                                   sql.format(chain(tables, "full", ["k1", "k2"], False)))
+        assert exchanges(grouped) == 0, grouped._jdf.queryExecution().executedPlan().toString()
 
 
 def test_composite_key_bucketed_on_part_of_it(ispark, extension_log):
@@ -233,10 +297,14 @@ def test_an_input_in_another_layout_is_shuffled_into_the_others(ispark, extensio
         else:
             assert exchanges_below_operator(hinted) == 3
             assert "the storage layout is not used" in log, log
-    # The LEFT join's output partitioning (its driver's, shuffled or not) under a GROUP BY on the key.
-    grouped = "SELECT k, count(*) AS c, sum(v2) AS s FROM ({}) GROUP BY k"
-    assert_same_rows(ispark, grouped.format(chain(tables, "left", ["k"], True)),
-                     grouped.format(chain(tables, "left", ["k"], False)))
+    # The output partitioning (LEFT: its driver's, shuffled or not; FULL: the layout on its key
+    # column, flagged as holding other values where an input was shuffled into it) under a GROUP
+    # BY and a join on the key: the rows of vanilla Spark.
+    for join_type in ("full", "left"):
+        for operation in ("group", "join"):
+            sql = ABOVE[operation]
+            assert_same_rows(ispark, sql.format(inner=chain(tables, join_type, ["k"], True), other=tables[1]),
+                             sql.format(inner=chain(tables, join_type, ["k"], False), other=tables[1]))
 
 
 def test_layout_can_be_turned_off(ispark, sixteen):
@@ -301,13 +369,26 @@ def layouts(draw):
     specs = [spec] * n
     if odd:
         specs[draw(st.integers(0, n - 1))] = odd_spec
-    return n, arity, types, inputs, join_type, specs, draw(st.booleans())
+    above = draw(st.sampled_from([None, "group", "window"]))
+    return n, arity, types, inputs, join_type, specs, draw(st.booleans()), above
+
+
+def on_top(above: str | None, inner: str, keys: list[str]) -> str:
+    """A GROUP BY or a window on the key over the multi-join `inner` (None: `inner` alone)."""
+    listed = ", ".join(keys)
+    if above == "group":
+        return f"SELECT {listed}, count(*) AS c, sum(v1) AS s FROM ({inner}) GROUP BY {listed}"
+    if above == "window":
+        return f"SELECT {listed}, v1, count(*) OVER (PARTITION BY {listed}) AS c FROM ({inner})"
+    return inner
 
 
 @settings(max_examples=examples(0.07))
 @given(layouts())
 def test_bucketed_inputs_return_vanillas_rows(ispark, layout):
-    n, arity, types, inputs, join_type, specs, aqe = layout
+    """Above the multi-join, now and then a GROUP BY or a window on its key: over a FULL join they
+    read its key column, whose reported layout must hold for the rows to be vanilla's."""
+    n, arity, types, inputs, join_type, specs, aqe, above = layout
     ispark.conf.set("spark.sql.adaptive.enabled", str(aqe).lower())
     keys = [f"k{c + 1}" for c in range(arity)]
     tables = []
@@ -315,7 +396,8 @@ def test_bucketed_inputs_return_vanillas_rows(ispark, layout):
         columns = ", ".join([f"k{c + 1} {t}" for c, t in enumerate(types[i])] + [f"v{i + 1} INT"])
         tables.append(bucketed_table(ispark, inputs[i], columns, specs[i]))
     try:
-        hinted = assert_same_rows(ispark, chain(tables, join_type, keys, True), chain(tables, join_type, keys, False))
+        hinted = assert_same_rows(ispark, on_top(above, chain(tables, join_type, keys, True), keys),
+                                  on_top(above, chain(tables, join_type, keys, False), keys))
         # An empty scan reports no key grouping: its multi-join shuffles that input (Spark 4) or
         # every input (3.5). A LEFT or INNER join's inputs are read through the `key IS NOT NULL`
         # filter Spark infers, and Iceberg prunes every file of an input whose keys are all NULL.

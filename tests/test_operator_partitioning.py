@@ -206,14 +206,17 @@ def test_grouping_on_an_input_key_or_another_expression_keeps_the_exchange(spark
         "CAST(t2.k AS STRING)) AS k FROM t1 FULL JOIN t2 ON t1.k = t2.k) GROUP BY k")
 
 
-def test_floating_point_keys_keep_the_exchange(spark):
-    """The inputs were hashed on keys with -0.0 and NaN normalised; the query's coalesce is not."""
+def test_floating_point_keys_keep_the_exchange(spark, extension_log):
+    """The inputs were hashed on keys with -0.0 and NaN normalised; the query's coalesce is not, and
+    returns whichever input's -0.0 or 0.0 comes first: no key column, and the log says why."""
     values = [None, 0.0, -0.0, float("nan"), 1.5, 1.5]
     register(spark, "t1", "k DOUBLE, v1 INT", [(k, i) for i, k in enumerate(values)])
     register(spark, "t2", "k DOUBLE, v2 INT", [(k, i) for i, k in enumerate(reversed(values))])
+    mark = extension_log.mark()
     assert_exchange_kept_and_vanilla_rows(
         spark, "SELECT k, count(*) AS c FROM (SELECT {hint} coalesce(t1.k, t2.k) AS k FROM t1 "
         "FULL JOIN t2 ON t1.k = t2.k) GROUP BY k")
+    assert "has no key column of its own: its key is of type DOUBLE" in extension_log.since(mark)
 
 
 @pytest.fixture
@@ -293,6 +296,40 @@ def test_inputs_bucketed_on_part_of_the_key(spark, tmp_path):
             spark.conf.unset(key)
         for table in tables:
             spark.sql(f"DROP TABLE IF EXISTS {table}")
+
+
+def test_the_key_is_a_column_of_the_operator(spark, three_inputs):
+    """The coalesced key is computed by the operator into a column of its own, which the query's
+    coalesce reads: the projection above has no coalesce left, and the partitioning is on it."""
+    spark.conf.set("spark.sql.adaptive.enabled", "false")
+    df = spark.sql(chain_sql(3, 1, "nested", True))
+    operator = next(n for n in executed_nodes(df) if n.nodeName() == "MultiJoin")
+    key_columns = operator.keyColumns()
+    assert key_columns.size() == 1, operator.simpleString(100)
+    assert "key columns=[" in operator.simpleString(100)
+    assert operator.outputPartitioning().expressions().apply(0).semanticEquals(key_columns.apply(0))
+    assert "coalesce(" not in plan_string(df).split("MultiJoin")[0].lower(), plan_string(df)
+
+
+@pytest.mark.parametrize("operation", ["group", "window", "join"])
+def test_null_keys_spread_by_vanilla_joins_below(spark, tmp_path, operation):
+    """Spark 4.3's spark.sql.shuffle.spreadNullJoinKeys.enabled: an input that is itself an outer
+    join spreads its null keys; the operator shuffles it again (a strict clustering), so the key
+    column's partitioning holds, and the rows above are vanilla's."""
+    if spark_minor(spark) < (4, 3):
+        pytest.skip(f"spark.sql.shuffle.spreadNullJoinKeys.enabled is new in Spark 4.3 (running {spark.version})")
+    spark.conf.set("spark.multijoin.failOnFallback", "true")
+    spark.conf.set("spark.sql.shuffle.spreadNullJoinKeys.enabled", "true")
+    for name, keys in {"t1": [1, 2, None, None, 5], "t2": [2, 3, None, 6], "t3": [3, None, None, 6]}.items():
+        path = str(tmp_path / name)
+        local_frame(spark, [(key, value) for value, key in enumerate(keys)], "k1 INT, v INT").write.parquet(path)
+        spark.read.parquet(path).createOrReplaceTempView(f"p{name}")
+    spark.sql("SELECT a.k1, a.v AS v1 FROM pt1 a LEFT JOIN pt3 b ON a.k1 = b.k1").createOrReplaceTempView("t1")
+    spark.sql("SELECT k1, v AS v2 FROM pt2").createOrReplaceTempView("t2")
+    spark.sql("SELECT k1, v AS v3 FROM pt3").createOrReplaceTempView("t3")
+    register(spark, "u", "k1 INT, w INT", [(k, k) for k in range(8)] + [(None, 0)])
+    hinted, vanilla = (on_top(operation, chain_sql(3, 1, "flat", hint), 1) for hint in (True, False))
+    assert_same_rows_as_vanilla(spark, hinted, vanilla)
 
 
 def test_turned_off_the_exchange_comes_back(spark, three_inputs):

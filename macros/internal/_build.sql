@@ -102,7 +102,17 @@
 
 
 {% macro _mj_build_full(target_relation, old_relation, sql) -%}
-  {#- Write the whole table from `sql` in the statement 'main'. -#}
+  {#- Write the whole table from `sql` in the statement 'main'. An Iceberg table partitioned by
+      buckets of the key that the query's output is already grouped by is written with no
+      redistribution (_write_distribution.sql). -#}
+  {%- set grouped_write = dbt_multijoin._mj_grouped_write_begin(sql) -%}
+  {%- do dbt_multijoin._mj_write_full(target_relation, old_relation, sql) -%}
+  {%- do dbt_multijoin._mj_grouped_write_end(grouped_write) -%}
+{%- endmacro %}
+
+
+{% macro _mj_write_full(target_relation, old_relation, sql) -%}
+  {#- The statements of _mj_build_full. -#}
   {%- if dbt_multijoin._mj_replaces_atomically(old_relation) -%}
     {%- call statement('main') -%}
       {{ create_table_as(False, target_relation, sql) }}

@@ -104,7 +104,11 @@ private[multijoin] object CoalescedKey extends Logging {
           merged(plan)
         case None =>
           val keyColumns = keys.head.indices.map { c =>
-            val name = operands.head(c) match {
+            // Named as the first input names that key part, so that the query's alias of its
+            // coalesce (which carries that name) is redundant and goes away: a projection above
+            // then passes the column's partitioning on (Spark 3.5 drops a key-grouped
+            // partitioning whose column is renamed).
+            val name = operands(c).head match {
               case a: Attribute => a.name
               case _ => s"key${c + 1}"
             }
@@ -135,14 +139,16 @@ private[multijoin] object CoalescedKey extends Logging {
       output: Seq[Attribute],
       operands: Seq[Seq[Expression]]): Option[String] = {
     val types = keys.head.map(_.dataType)
-    if (of(keys, output).isEmpty) {
-      Some("an input's key is not null for a row missing from that input, so the coalesce of " +
-        "the keys is not the key of the rows present")
-    } else if (operands.flatten.exists(_.isInstanceOf[Coalesce])) {
-      Some("an input's key is itself a coalesce, which the query's coalesce of the keys flattens")
-    } else types.find(t => !sameValueWhenEqual(t)).map { t =>
+    types.find(t => !sameValueWhenEqual(t)).map { t =>
       s"its key is of type ${t.sql}, whose equal keys can differ in value (-0.0 and 0.0, NaNs, " +
         "strings of a collation), so the query's coalesce of the keys is not one value"
+    }.orElse {
+      if (of(keys, output).isEmpty) {
+        Some("an input's key is not null for a row missing from that input, so the coalesce of " +
+          "the keys is not the key of the rows present")
+      } else if (operands.flatten.exists(_.isInstanceOf[Coalesce])) {
+        Some("an input's key is itself a coalesce, which the query's coalesce of the keys flattens")
+      } else None
     }
   }
 

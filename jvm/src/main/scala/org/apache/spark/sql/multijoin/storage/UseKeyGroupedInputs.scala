@@ -46,19 +46,24 @@ object UseKeyGroupedInputs extends Rule[SparkPlan] with Logging {
    * is for and why the output's grouping could not be used.
    */
   private def logShufflesOfOutput(plan: SparkPlan): Unit = plan.foreach { parent =>
-    parent.children.zipWithIndex.foreach {
-      case (e: ShuffleExchangeExec, side) if e.shuffleOrigin == ENSURE_REQUIREMENTS =>
+    // A side of the operator that needs the shuffle: the shuffle, or the sort right above it
+    // (a sort-merge join's sides).
+    def shuffleOf(side: SparkPlan): Option[ShuffleExchangeExec] = side match {
+      case e: ShuffleExchangeExec if e.shuffleOrigin == ENSURE_REQUIREMENTS => Some(e)
+      case s: SortExec if !s.global => shuffleOf(s.child)
+      case _ => None
+    }
+    parent.children.zipWithIndex.foreach { case (child, side) =>
+      shuffleOf(child).filterNot(_ => parent.isInstanceOf[SortExec]).foreach { e =>
         groupedJoinBelow(e.child).foreach { join =>
           val others = parent.children.indices.filter(_ != side).map { i =>
-            parent.children(i) match {
-              case other: ShuffleExchangeExec => other.child.outputPartitioning
-              case other => other.outputPartitioning
-            }
+            shuffleOf(parent.children(i)).map(_.child.outputPartitioning)
+              .getOrElse(parent.children(i).outputPartitioning)
           }
           logInfo(s"Multi-join on ${join.keys.head.map(_.sql).mkString(", ")}: its output, read " +
             s"with no shuffle, is shuffled for ${parent.nodeName}: ${whyShuffled(e.child.outputPartitioning, others)}")
         }
-      case _ =>
+      }
     }
   }
 
@@ -160,10 +165,17 @@ object UseKeyGroupedInputs extends Rule[SparkPlan] with Logging {
       // By number, not ENSURE_REQUIREMENTS: adaptive execution must not coalesce these
       // partitions (the scans' partitions beside them stay as they are), and a later
       // EnsureRequirements must not take the shuffle out.
-      if (kept.contains(i)) KeyGroupedInputExec(inputs(i).plan, values, layoutOf(i).values)
-      else ShuffleExchangeExec(shuffled(i).toOption.get, inputs(i).plan, REPARTITION_BY_NUM)
+      val input = inputs(i).plan
+      val node =
+        if (kept.contains(i)) KeyGroupedInputExec(input, values, layoutOf(i).values)
+        else ShuffleExchangeExec(shuffled(i).toOption.get, input, REPARTITION_BY_NUM)
+      // Adaptive execution links every query stage to a logical plan: new nodes take their
+      // input's link (a copy made here has none of its own, unlike one from a transform).
+      input.logicalLink.orElse(join.logicalLink).foreach(node.setLogicalLink)
+      node
     }
     val rewritten = join.copy(children = children)
+    rewritten.copyTagsFrom(join)
     if (!rewritten.keyGroupedInputs) {
       logFallback(join, "the inputs' partition values could not be aligned")
       return None
