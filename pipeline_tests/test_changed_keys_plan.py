@@ -139,3 +139,71 @@ def test_a_run_with_nothing_changed_reads_and_writes_nothing(one_shot, path):
     assert changed_key_counts(run.output, model) == []
     # No commit, no property: every table of the schema as the refresh before left it.
     assert table_state(one_shot["project"].spark, one_shot["project"].schema) == one_shot["state"]
+
+
+UNIT_TESTS = """version: 2
+unit_tests:
+  - name: ut_recomputed
+    model: recomputed
+    given:
+      - input: source('inputs', 'a')
+        rows: [{id: 1, k: 1, v: 10}, {id: 2, k: 2, v: 20}, {id: 4, k: null, v: 40}]
+      - input: source('inputs', 'b')
+        rows: [{id: 3, k: 2, v: 30}]
+      - input: source('inputs', 'c')
+        rows: []
+    expect:
+      rows:
+        - {k: 1, a_id: 1, a_v: 10, b_id: null, b_v: null, c_v: null}
+        - {k: 2, a_id: 2, a_v: 20, b_id: 3, b_v: 30, c_v: null}
+        - {k: null, a_id: 4, a_v: 40, b_id: null, b_v: null, c_v: null}
+  - name: ut_partial
+    model: partial
+    given:
+      - input: source('inputs', 'a')
+        rows: [{id: 1, k: 1, v: 10}]
+      - input: source('inputs', 'b')
+        rows: [{id: 3, k: 2, v: 30}]
+      - input: source('inputs', 'c')
+        rows: [{id: 5, k: 2, v: 50}]
+    expect:
+      rows:
+        - {k: 1, a_v: 10, b_v: null, c_v: null, dbt_multijoin_has_a: true, dbt_multijoin_has_b: null}
+        - {k: 2, a_v: null, b_v: 30, c_v: 50, dbt_multijoin_has_a: null, dbt_multijoin_has_c: true}
+  - name: ut_recomputed_as_incremental
+    model: recomputed
+    overrides:
+      macros:
+        is_incremental: true
+    given:
+      - input: source('inputs', 'a')
+        rows: [{id: 1, k: 1, v: 10}]
+      - input: source('inputs', 'b')
+        rows: []
+      - input: source('inputs', 'c')
+        rows: []
+      - input: this
+        rows: []
+    expect:
+      rows: []
+"""
+
+
+def test_a_unit_test_checks_the_full_build(project, table_format):
+    """dbt unit tests of changed_keys models check their full build (the presence columns of a
+    partial-update model too), over fixtures of the inputs' real columns; an is_incremental
+    override, which has no meaning for them, fails naming the model and saying what to do."""
+    spark = project.spark
+    Inputs(lambda sql: spark.sql(sql), lambda sql: spark.sql(sql).collect(), project.schema, table_format)
+    project.sources(*INPUTS)
+    project.model("recomputed", model_sql())
+    project.model("partial", model_sql(one_row_per_key=True))
+    (project.root / "models" / "unit_tests.yml").write_text(UNIT_TESTS)
+    assert (built := project.dbt("run")).success, built.describe()
+    tested = project.dbt("test", "--select", "test_type:unit")
+    assert tested.status("ut_recomputed") == "pass", tested.describe()
+    assert tested.status("ut_partial") == "pass", tested.describe()
+    assert tested.status("ut_recomputed_as_incremental") == "error", tested.describe()
+    message = tested.message("ut_recomputed_as_incremental")
+    assert "model 'recomputed' (unit test 'ut_recomputed_as_incremental')" in message, message
+    assert "is_incremental has no meaning" in message and "Drop the is_incremental override" in message, message

@@ -32,7 +32,7 @@
 
 {% macro _mj_partial_update_eligibility(spec) -%}
   {#- none when the model's config and call allow partial updates, else why not (for the log). -#}
-  {%- set declared = config.get('one_row_per_key', false) -%}
+  {%- set declared = dbt_multijoin._mj_config('one_row_per_key', false) -%}
   {%- if declared is not sameas true and declared is not sameas false -%}
     {%- do dbt_multijoin._mj_fail("one_row_per_key must be true or false, got '" ~ declared ~ "'") -%}
   {%- endif -%}
