@@ -239,3 +239,29 @@ def test_the_partial_update_benchmark_fails_unless_the_refresh_took_the_partial_
     with pytest.raises(RuntimeError, match="day 3: the refresh did not take the partial-update path") as failed:
         partial_update.require_partial_update({"path": "key recompute", "log": recompute}, "day 3")
     assert "recomputing the changed keys" in str(failed.value)
+
+
+def test_the_readme_quotes_the_latest_committed_partial_update_runs():
+    """The README's partial-update figures are those of the latest committed run per format with
+    30 days of history at 16M keys per input (the one_input row of its results.md), and it links
+    that run: a newer run changes the test's answer, and the README must follow."""
+    readme = (REPO / "README.md").read_text()
+    latest: dict[str, tuple[str, str]] = {}
+    for path in (REPO / "benchmarks" / "results").glob("partial-update-*/results.json"):
+        run = json.loads(path.read_text())
+        if run.get("days") != 30 or not any(s["rows"] == 16_000_000 for s in run["sizes"]):
+            continue
+        if run["table_format"] not in latest or run["date"] > latest[run["table_format"]][0]:
+            latest[run["table_format"]] = (run["date"], path.parent.name)
+    assert set(latest) == {"iceberg", "delta"}
+    figures = {}
+    for table_format, (_, name) in latest.items():
+        assert f"(benchmarks/results/{name}/results.md)" in readme, name
+        row = next(line for line in (REPO / "benchmarks" / "results" / name / "results.md").read_text().splitlines()
+                   if line.startswith("| 16,000,000 | one_input |"))
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        figures[table_format] = (round(float(cells[4])), round(float(cells[5])))
+    refresh, rebuild = figures["iceberg"]
+    assert f"takes {refresh} s against a {rebuild} s full rebuild on Iceberg" in readme
+    refresh, rebuild = figures["delta"]
+    assert f"and {refresh} s against {rebuild} s on Delta" in readme
