@@ -21,14 +21,12 @@ cd "$(dirname "$0")/.."
 SMOKE_TESTS=(tests/test_operator_plans.py tests/test_operator_differential.py)
 # The main differential property's examples on the two whole-suite lines (the other properties
 # take shares of it: testkit/properties.py). Each CI run draws new random examples, so the search
-# deepens run by run; 100 a run rather than 150 took a minute and a half off each whole suite,
-# and 80 rather than 100 should take about half a minute more at that rate
-# (MULTIJOIN_DIFFERENTIAL_EXAMPLES=1000 searches deeper by hand).
+# deepens run by run (MULTIJOIN_DIFFERENTIAL_EXAMPLES=1000 searches deeper by hand). What each
+# setting here costs and saves: docs/development.md, "What CI runs".
 WHOLE_SUITE_EXAMPLES=80
 # The minors share the source and shims of the lines around them: the smoke subset checks that
-# they build and behave, with a fifth of the whole suites' examples. An example costs about three
-# times as much on the 4.x minors as on 3.5 (a fresh clone's CI: the main property took 71 s for
-# 25 examples on 4.0, 87 s for 100 on 3.5).
+# they build and behave, with a fifth of the whole suites' examples (an example costs several
+# times as much on the 4.x minors as on 3.5).
 SMOKE_EXAMPLES=15
 # The pipeline tests (pipeline_tests/: dbt in-process over Delta and Iceberg tables) run in one
 # pytest process per table format (a session's catalog holds one format), on the Spark versions
@@ -36,7 +34,7 @@ SMOKE_EXAMPLES=15
 # must publish runtimes for them.
 # Random examples of each pipeline property (besides the pinned ones) on each pipeline line and
 # format (testkit/properties.py). An example is a sequence of dbt runs over Delta or Iceberg
-# tables, one to two minutes on 2 cores in CI: the pinned examples hold the cases that must always
+# tables: the pinned examples hold the cases that must always
 # run (ties at the mark, a key leaving one input), and each CI run draws four new random ones per
 # property (two lines, two formats). MULTIJOIN_PIPELINE_EXAMPLES=20 searches deeper by hand.
 PIPELINE_EXAMPLES=1
@@ -47,13 +45,28 @@ PIPELINE_EXAMPLES=1
 ONCE_ONLY=(tests/test_dist.py
   tests/test_cli.py::test_jar_is_rebuilt_only_when_a_source_changes
   tests/test_cli.py::test_jar_compile_error_exits_non_zero_with_the_compiler_message)
+# Tests whose subject is the same on either whole-suite line, run on the first only: dbt's --empty
+# builds and the missing-extension checks (what the macros do with dbt's flags and with a session
+# that has no extension; the session and Thrift builds beside them run on both lines), the
+# benchmarks' harness and the lint of the rendered SQL.
+FIRST_WHOLE_LINE_ONLY=(tests/test_dbt_integration.py::test_build_empty_session
+  tests/test_dbt_integration.py::test_build_empty_thrift
+  tests/test_dbt_integration.py::test_missing_extension_session
+  tests/test_dbt_integration.py::test_missing_extension_thrift
+  tests/test_benchmarks.py tests/test_sqlfluff.py)
+# The Iceberg pipelines on the first pipeline line: both lines load the same Iceberg release, so
+# the example tests of the macros over Iceberg run on the second line only; here run the
+# properties (new random examples on every line and format), the fault and rebuild-safety tests,
+# the tests of Iceberg's bucketed layouts (which depend on the Spark line) and the harnesses.
+ICEBERG_ON_THE_FIRST_LINE=(pipeline_tests/test_changed_keys.py pipeline_tests/test_partial_update.py
+  pipeline_tests/test_rebuild_safety.py pipeline_tests/test_bucketed_inputs.py)
 # Pipeline tests on the first pipeline line only: the benchmarks' harnesses at their smallest
 # (the partial-update one takes minutes of dbt runs per format; what it checks of the macros,
 # the properties check on both lines; the layout one's zero-shuffle plans, the bucketed tests).
 FIRST_PIPELINE_LINE_ONLY=(pipeline_tests/test_partial_update_benchmark.py pipeline_tests/test_layout_benchmark.py)
 # Of those, on Iceberg only: the partial-update benchmark's harness is the same on either format
-# (the refresh path it requires, the properties check on both), and its dbt runs cost five times
-# as much on Delta (a fresh clone's CI: 164 s against 33 s).
+# (the refresh path it requires, the properties check on both), and its dbt runs cost several
+# times as much on Delta.
 ICEBERG_ONLY=(pipeline_tests/test_partial_update_benchmark.py)
 # Tests that need a JVM of their own (the Iceberg runtime on the class path, which the suite's
 # shared session does not have): one pytest process each, on the versions whose suites include
@@ -73,12 +86,13 @@ if [ "${1:-}" = "--quick" ]; then
 fi
 
 # run_suite <worker> <version> <label> [pytest arguments...]: one pytest run, its output in
-# $results/<run>.log, its result line in $results/<run>.result.
+# $results/<run>.log (with its 25 slowest tests, where the next minutes of CI are found), its
+# result line in $results/<run>.result.
 run_suite() {
   local worker=$1 version=$2 label=$3 start=$SECONDS status result name
   shift 3
   name="spark-$version-${label// /-}"
-  with_spark "$version" python -m pytest "$@" --junitxml="$results/$name.xml" \
+  with_spark "$version" python -m pytest "$@" --durations=25 --junitxml="$results/$name.xml" \
     --basetemp="$work_tmp/$worker/$name" >"$results/$name.log" 2>&1
   status=$?
   case $status in
@@ -104,15 +118,12 @@ run_jvm_tests() {
 # (sessions, dbt's sessions, Thrift and Connect servers, local-cluster executors), in
 # $work_tmp/<worker>/conf, which the runs name as SPARK_CONF_DIR. Its own Ivy cache. And only the
 # JIT's first tier: a test JVM lives for minutes and runs thousands of small queries over
-# different code, so C2's compiles cost more CPU than they give back (on 2 cores, a pipeline
-# property run took 25-30% less time with C1 alone). And the serial collector: a test JVM's
-# heap is small and the two workers keep both cores busy, where G1's concurrent threads only add
-# CPU (a pipeline module: 128 and 135 CPU seconds against 146 and 155 with G1, alternating).
-# And that tier compiles a method only after ten times the calls and loop iterations it waits for
-# by default: most of a test JVM's code runs a few hundred times (each query's analysis, planning
-# and generated classes), and compiling it cost more than interpreting it
-# (pipeline_tests/test_rebuild_safety.py on Delta, the JVM's CPU seconds: 66, 59, 68, 67 with the
-# default thresholds, 58, 57, 60, 59 with ten times them, 63 and 62 with 25 times).
+# different code, so C2's compiles cost more CPU than they give back. And the serial collector:
+# a test JVM's heap is small and the two workers keep both cores busy, where G1's concurrent
+# threads only add CPU. And that tier compiles a method only after ten times the calls and loop
+# iterations it waits for by default: most of a test JVM's code runs a few hundred times (each
+# query's analysis, planning and generated classes), and compiling it cost more than
+# interpreting it. The measurements: docs/development.md, "What CI runs".
 JIT_OPTIONS="-XX:TieredStopAtLevel=1 -XX:Tier3InvocationThreshold=2000 -XX:Tier3MinInvocationThreshold=1000 -XX:Tier3CompileThreshold=20000 -XX:Tier3BackEdgeThreshold=600000"
 write_spark_defaults() {
   mkdir -p "$work_tmp/$1/conf"
@@ -183,12 +194,14 @@ for path in "${ONCE_ONLY[@]}"; do deselect_once+=("--deselect=$path"); done
 for path in "${FIRST_PIPELINE_LINE_ONLY[@]}"; do first_line_only+=("--deselect=$path"); done
 for path in "${ICEBERG_ONLY[@]}"; do iceberg_only+=("--deselect=$path"); done
 for path in "${OWN_JVM[@]}"; do ignore_own+=("--ignore=$path"); done
-runs=("${PIPELINE_VERSIONS[0]}|pipelines on delta|pipeline_tests --table-format delta ${iceberg_only[*]}"
-  "${whole[0]}|whole suite|tests ${ignore_own[*]} ${deselect_once[*]}"
-  "${whole[1]}|whole suite|tests ${ignore_own[*]}"
+deselect_first_whole=()
+for path in "${FIRST_WHOLE_LINE_ONLY[@]}"; do deselect_first_whole+=("--deselect=$path"); done
+runs=("${whole[0]}|whole suite|tests ${ignore_own[*]} ${deselect_once[*]}"
+  "${PIPELINE_VERSIONS[0]}|pipelines on delta|pipeline_tests --table-format delta ${iceberg_only[*]}"
   "${PIPELINE_VERSIONS[1]}|pipelines on delta|pipeline_tests --table-format delta ${first_line_only[*]}"
-  "${PIPELINE_VERSIONS[0]}|pipelines on iceberg|pipeline_tests --table-format iceberg"
-  "${PIPELINE_VERSIONS[1]}|pipelines on iceberg|pipeline_tests --table-format iceberg ${first_line_only[*]}")
+  "${whole[1]}|whole suite|tests ${ignore_own[*]} ${deselect_first_whole[*]}"
+  "${PIPELINE_VERSIONS[1]}|pipelines on iceberg|pipeline_tests --table-format iceberg ${first_line_only[*]}"
+  "${PIPELINE_VERSIONS[0]}|pipelines on iceberg|${ICEBERG_ON_THE_FIRST_LINE[*]} ${FIRST_PIPELINE_LINE_ONLY[*]} --table-format iceberg")
 for version in "${smoke[@]}"; do
   runs+=("$version|smoke subset|${SMOKE_TESTS[*]}")
 done
