@@ -200,7 +200,7 @@ def _partial_update_results(changed_keys: dict[int, int], changed_rows: int | No
               "setup_seconds": 60.0, "inputs_at_change": {"t1": facts, "t2": facts}, "tables_at_end": {"wide": facts},
               "shapes": {shape: [day(rows, keys)] for shape in ("all_inputs", "one_input")}}
              for rows, keys in changed_keys.items()]
-    return {"machine": {"spark": "3.5.9"}, "table_format": "delta", "k": 8, "days": 30, "changed": 0.01,
+    return {"machine": {"spark": "3.5.0"}, "table_format": "delta", "k": 8, "days": 30, "changed": 0.01,
             "changed_rows": changed_rows, "reps": 1,
             "daily_refresh": True, "shapes": ["all_inputs", "one_input"], "sizes": sizes}
 

@@ -23,8 +23,6 @@ MINORS = versions.load()
 # Files that still name a tested patch and that this change could not edit (other owners'):
 # each should read the manifest or stop naming the patch; then its entry goes.
 NOT_YET_FROM_THE_MANIFEST = {
-    "docs/table_formats.md": "its runtimes table per tested version, which could be generated",
-    "tests/test_benchmarks.py": "a benchmark record's machine, as test data",
     "jvm/src/main/scala/org/apache/spark/sql/multijoin/loading/SparkVersionGuard.scala": "an example in a comment",
     "jvm/src/main/scala/org/apache/spark/sql/multijoin/shim/KeyGroupedPartitionings.scala": "a fact of one patch, in a comment",
 }
