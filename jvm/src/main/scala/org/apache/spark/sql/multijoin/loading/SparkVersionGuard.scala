@@ -26,7 +26,7 @@ private[multijoin] object SparkVersionGuard {
     }
   }
 
-  /** "4.3" of "4.3.0" (or of "4.3.0-SNAPSHOT"). */
+  /** "4.3" of "4.3.1" (or of "4.3.1-SNAPSHOT"). */
   private def minor(version: String): String = {
     val parts = version.split("\\.")
     if (parts.length < 2) version else parts(0) + "." + parts(1)
