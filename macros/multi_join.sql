@@ -24,8 +24,8 @@
         is_incremental override in a unit test has nothing to select. -#}
     {#- dbt's is_incremental() needs `this`, which a unit test has only when given: read the
         unit test's own override instead. -#}
-    {%- set overrides = (model.get('overrides') or {}) if dbt_multijoin._mj_in_unit_test() else {} -%}
-    {%- if ((overrides.get('macros') or {}) if overrides is mapping else {}).get('is_incremental') -%}
+    {%- set overrides = model.get('overrides') if dbt_multijoin._mj_in_unit_test() else none -%}
+    {%- if overrides is mapping and (overrides.get('macros') or {}).get('is_incremental') -%}
       {%- do dbt_multijoin._mj_fail("a unit test of a changed_keys model checks its full build: its SQL is the whole model, and what a run applies is planned from the inputs' changes when the model runs, so is_incremental has no meaning here. Drop the is_incremental override; test a refresh by building the model twice (docs/dbt_package.md, \"Unit tests\")") -%}
     {%- endif -%}
     {%- set spec = dbt_multijoin._mj_changed_keys_spec(spec, changed_since) -%}

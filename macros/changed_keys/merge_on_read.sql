@@ -79,21 +79,6 @@
 {%- endmacro %}
 
 
-{% macro _mj_mor_model_columns(spec) -%}
-  {#- The model's columns, as a full build writes them: the keys, then per input its columns and its
-      presence column. -#}
-  {%- set columns = [] -%}
-  {%- do columns.extend(spec['keys']) -%}
-  {%- for input in spec['inputs'] -%}
-    {%- for item in dbt_multijoin._mj_input_payload(input) -%}
-      {%- do columns.append(item['output_name']) -%}
-    {%- endfor -%}
-    {%- do columns.append(input['presence_column']) -%}
-  {%- endfor -%}
-  {{- return(columns) -}}
-{%- endmacro %}
-
-
 {#- The full build: the store's base rows, and the view. -#}
 {% macro _mj_mor_build(plan, view, existing_relation, sql) -%}
   {#- Write the store from the model's full build (statement 'main'), sorted by the key, then make
@@ -150,7 +135,7 @@
   {%- for k in keys -%}
     {%- do same_key.append(dbt_multijoin._mj_column_ref('b', k) ~ ' = ' ~ dbt_multijoin._mj_column_ref('d', k)) -%}
   {%- endfor -%}
-  {%- set columns = dbt_multijoin._mj_column_list(dbt_multijoin._mj_mor_model_columns(spec)) -%}
+  {%- set columns = dbt_multijoin._mj_column_list(dbt_multijoin._mj_partial_update_columns(spec)) -%}
   {%- set input_of = [] -%}
   {%- for input in spec['inputs'] -%}
     {%- do input_of.append('when b.' ~ input['presence_column'] ~ ' then ' ~ loop.index0) -%}

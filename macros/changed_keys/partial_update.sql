@@ -220,16 +220,7 @@
   {%- set changed = dbt_multijoin._mj_changed_indexes(read) -%}
   {%- set existing_columns = adapter.get_columns_in_relation(target_relation) -%}
   {%- set existing = existing_columns | map(attribute='name') | map('lower') | list -%}
-  {%- set inserted_columns = [] -%}
-  {%- for k in keys -%}
-    {%- do inserted_columns.append(k) -%}
-  {%- endfor -%}
-  {%- for input in spec['inputs'] -%}
-    {%- for item in dbt_multijoin._mj_input_payload(input) -%}
-      {%- do inserted_columns.append(item['output_name']) -%}
-    {%- endfor -%}
-    {%- do inserted_columns.append(input['presence_column']) -%}
-  {%- endfor -%}
+  {%- set inserted_columns = dbt_multijoin._mj_partial_update_columns(spec) -%}
   {%- for column in inserted_columns if (column | lower) not in existing -%}
     {%- do dbt_multijoin._mj_fail("the model's column " ~ column ~ " is not a column of " ~ target_relation ~ " (" ~ existing | join(', ') ~ "): run it with --full-refresh") -%}
   {%- endfor -%}
@@ -290,4 +281,19 @@
     when matched then update set {{ updates | join(', ') }}
     when not matched and source.dbt_multijoin_null_group is null and ({{ present_any | join(' or ') }}) then insert ({{ column_list }}) values ({{ inserted | join(', ') }})
   {%- endcall -%}
+{%- endmacro %}
+
+
+{% macro _mj_partial_update_columns(spec) -%}
+  {#- A partial-update model's columns, as a full build writes them: the keys, then per input its
+      columns and its presence column (the table's, and the merge-on-read view's). -#}
+  {%- set columns = [] -%}
+  {%- do columns.extend(spec['keys']) -%}
+  {%- for input in spec['inputs'] -%}
+    {%- for item in dbt_multijoin._mj_input_payload(input) -%}
+      {%- do columns.append(item['output_name']) -%}
+    {%- endfor -%}
+    {%- do columns.append(input['presence_column']) -%}
+  {%- endfor -%}
+  {{- return(columns) -}}
 {%- endmacro %}
