@@ -55,16 +55,17 @@ FIRST_WHOLE_LINE_ONLY=(tests/test_dbt_integration.py::test_build_empty_session
   tests/test_dbt_integration.py::test_missing_extension_thrift
   tests/test_benchmarks.py tests/test_sqlfluff.py)
 # The example tests of the macros over a table format (one dbt project each, built and refreshed
-# once: what SQL the macros write for key types, schema changes, strategies, plans and logged scan
-# sizes) run on one pipeline line per format: Delta's on the first, Iceberg's on the second, so
-# each line runs the examples once. Everything else of pipeline_tests/ runs on both lines and both
-# formats: the properties (new random examples on every line and format, and the pinned ones),
-# the fault and rebuild-safety tests, and what depends on the line or the format's release (the
-# MERGE condition of Delta 3 and 4, bucketed layouts, scans of both formats, scan sizing in the
-# JVM). What this saves and what it gives up: docs/development.md, "What CI runs".
+# once: what SQL the macros write for key types, schema changes, strategies, plans, logged scan
+# sizes and merge-on-read models as inputs) run on one pipeline line per format: Delta's on the
+# first, Iceberg's on the second, so each line runs the examples once. Everything else of
+# pipeline_tests/ runs on both lines and both formats: the properties (new random examples on
+# every line and format, and the pinned ones), the fault and rebuild-safety tests, and what
+# depends on the line or the format's release (the MERGE condition of Delta 3 and 4, bucketed
+# layouts, scans of both formats, scan sizing in the JVM). What this saves and what it gives up:
+# docs/development.md, "What CI runs".
 MACRO_EXAMPLES=(pipeline_tests/test_changed_keys_key_types.py pipeline_tests/test_changed_keys_plan.py
   pipeline_tests/test_changed_keys_schema_change.py pipeline_tests/test_incremental_strategies.py
-  pipeline_tests/test_scan_size.py::test_a_run_logs_what_each_input_reads)
+  pipeline_tests/test_scan_size.py::test_a_run_logs_what_each_input_reads pipeline_tests/test_merge_on_read_inputs.py)
 # Pipeline tests on the first pipeline line only: the benchmarks' harnesses at their smallest
 # (the partial-update one takes minutes of dbt runs per format; what it checks of the macros,
 # the properties check on both lines; the layout one's zero-shuffle plans, the bucketed tests).

@@ -329,7 +329,7 @@ class PipelineProject:
         return f"{self.schema}.{name}"
 
     def exists(self, name: str) -> bool:
-        return self.spark.catalog.tableExists(name, self.schema)
+        return self.spark.catalog.tableExists(f"{self.schema}.{name}")
 
     def tables(self) -> set[str]:
         return {row.tableName for row in self.spark.sql(f"show tables in {self.schema}").collect() if not row.isTemporary}
