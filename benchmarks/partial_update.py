@@ -16,8 +16,10 @@ day the row was written, `ds` date), each input keeping about half of a universe
    Iceberg inputs read through the changelog, which refuses delete files: those are
    copy-on-write, so each day's MERGE rewrites every file holding a key it updates. `wide` is
    built after day 2 and refreshed after each later day, as a daily job would (with
-   --no-daily-refresh: built once, after the last day). Built on day 1 its mark would be the day
-   of the whole load, and its next refresh would read every row of the `ds` inputs again.
+   --no-daily-refresh: built once, after the last day). With --days 1 (a one-shot load) it is
+   built on day 1, so that every row of every `ds` input ties its mark: the next refresh must
+   read and apply only the rows that changed since (the rows at the mark that the build applied
+   are told apart by the input's version or snapshot), and its changed keys are the changed rows.
 2. Change days, each timed: `dbt run -s wide` (the refresh), then `dbt run -s wide_rebuild
    --full-refresh` (the same model's SQL, rebuilt whole), whose rows the refreshed table must
    equal: the same row count and the same two sums of row hashes over every column, the
@@ -25,6 +27,12 @@ day the row was written, `ds` date), each input keeping about half of a universe
    refreshed untimed, where the previous change day was of another shape): the refresh reads
    the rows of that day whose `ds` ties the recorded mark again, as after any daily load.
 3. A `dbt run` of a one-row view, once per repetition: the fixed cost of any run.
+
+With --layout merge_on_read, `wide` is in that layout (a view over base and delta rows; its full
+rebuild `wide_rebuild` stays a table): after each change day a reader's full scan of the view is
+timed against the same scan of the rebuilt table, with the delta rows' share then; after the last,
+a compaction on demand (`dbt run-operation dbt_multijoin.compact`) is timed, and what readers see
+must not change.
 
 Every refresh, of the history or timed, must log that it took the partial-update path
 ("partial update" in the dbt log, macros/internal/_changed_keys.sql); the run fails otherwise.
@@ -34,6 +42,8 @@ the results) to benchmarks/results/<name>/ (--out DIR for any other place).
 
     .venv/bin/python -m benchmarks.partial_update --rows 2m,4m,8m,16m --table-format delta --reps 3
     .venv/bin/python -m benchmarks.partial_update --rows 2m,16m --changed-rows 20k --table-format delta   # as many rows changed at every size
+    .venv/bin/python -m benchmarks.partial_update --rows 500k,4m --k 4 --days 1 --shapes one_input --changed-rows 20k --reps 1 --name partial-update-one-shot-delta   # a one-shot load, then 20,000 rows of one input
+    .venv/bin/python -m benchmarks.partial_update --rows 2m,4m --days 5 --layout merge_on_read --table-format iceberg --reps 2 --name partial-update-mor-iceberg
     .venv/bin/python -m benchmarks.partial_update --rows 50k --days 5 --reps 1 --out /tmp/pu-check   # a check
 """
 
@@ -102,15 +112,17 @@ def tracking(i: int) -> str:
     return "ds" if i % 2 == 1 else "change_feed"
 
 
-def model_sql(k: int, table_format: str) -> str:
+def model_sql(k: int, table_format: str, layout: str = "table") -> str:
     """The wide model: the multi_join call itself (as the partial update requires), declared
-    one_row_per_key=true."""
+    one_row_per_key=true, in `layout` ('merge_on_read': a view over base and delta rows, compacted
+    when the delta passes the default share)."""
     names = [f"t{i}" for i in range(1, k + 1)]
     sources = ", ".join(f"source('inputs', '{n}')" for n in names)
     columns = ", ".join(f"'t{i}': ['v{i}', 'c{i}']" for i in range(1, k + 1))
     changed_since = ", ".join(f"'t{i}': '{tracking(i)}'" for i in range(1, k + 1))
     return (
-        f"{{{{ config(materialized='multijoin', file_format='{table_format}', incremental_strategy='changed_keys', one_row_per_key=true) }}}}\n"
+        f"{{{{ config(materialized='multijoin', file_format='{table_format}', incremental_strategy='changed_keys', one_row_per_key=true"
+        f"{'' if layout == 'table' else f', layout={layout!r}'}) }}}}\n"
         f"{{{{ dbt_multijoin.multi_join([{sources}], key='k',\n"
         f"    columns={{{columns}}},\n"
         f"    changed_since={{{changed_since}}}) }}}}\n"
@@ -235,6 +247,41 @@ def fingerprint(spark, table: str) -> list:
     return [int(row.n), str(row.h1), str(row.h2)]
 
 
+def timed_fingerprint(spark, table: str) -> tuple[list, float]:
+    """fingerprint(table) and the seconds it took: a reader's full scan of every column."""
+    start = time.perf_counter()
+    found = fingerprint(spark, table)
+    return found, time.perf_counter() - start
+
+
+def delta_share(spark, project, layout: str) -> float | None:
+    """In the merge-on-read layout, the store's delta rows as a share of its base rows (what
+    compaction_share is compared with); None in the table layout."""
+    if layout != "merge_on_read":
+        return None
+    row = spark.sql(f"select count_if(dbt_multijoin_seq > 0) as delta, count_if(dbt_multijoin_seq = 0) as base "
+                    f"from {project.table('wide__dbt_mj_store')}").first()
+    return row.delta / max(row.base, 1)
+
+
+def compact(spark, project) -> dict:
+    """A timed compaction on demand (`dbt run-operation dbt_multijoin.compact`), with a reader's
+    full scan of the view before and after it, whose rows it must not change."""
+    share = delta_share(spark, project, "merge_on_read")
+    before, scan = timed_fingerprint(spark, project.table("wide"))
+    io_before = last_stage_id(spark)
+    start = time.perf_counter()
+    result = project.dbt("run-operation", "dbt_multijoin.compact", "--args", "{model_name: wide}")
+    seconds = time.perf_counter() - start
+    if not result.success:
+        raise RuntimeError(f"the compaction failed:\n{result.describe()}")
+    io = io_since(spark, io_before)
+    after, after_scan = timed_fingerprint(spark, project.table("wide"))
+    if after != before:
+        raise RuntimeError(f"the compaction changed what readers see: {before} against {after}")
+    return {"seconds": seconds, **io, "delta_share": share, "reader_scan_seconds": scan, "after_scan_seconds": after_scan}
+
+
 def _new_log_text(path: Path, offset: int) -> str:
     """What dbt appended to its log since `offset` (dbt rotates the file at 10 MB: then the
     rest of the rotated file, and the new one)."""
@@ -335,14 +382,16 @@ def measure_size(spark, args, rows: int, directory: Path) -> dict:
     started = time.perf_counter()
     inputs.create()
     project.sources(*[f"t{i}" for i in range(1, args.k + 1)])
-    sql = model_sql(args.k, args.table_format)
-    project.model("wide", sql)
-    project.model("wide_rebuild", sql)
+    project.model("wide", model_sql(args.k, args.table_format, args.layout))
+    project.model("wide_rebuild", model_sql(args.k, args.table_format))
     project.model("fixed_cost", "{{ config(materialized='view') }}\nselect 1 as x\n")
 
     size: dict = {"rows": rows, "schema": project.schema, "history": [], "between": [], "fixed_cost": [], "shapes": {s: [] for s in args.shapes}}
-    first_build_day = 2 if args.daily_refresh else args.days
+    first_build_day = min(2 if args.daily_refresh else args.days, args.days)
     written = {}
+    if first_build_day == 1:
+        size["first_build"] = _brief(dbt_run(spark, project, "wide"))
+        log(f"{rows_label(rows)} day 1 (one-shot load): first build of wide {size['first_build']['seconds']:.1f} s")
     for day in range(2, args.days + 1):
         wrote = time.perf_counter()
         written = inputs.apply_day(day, STANDARD_DAY)
@@ -378,20 +427,29 @@ def measure_size(spark, args, rows: int, directory: Path) -> dict:
             refresh = dbt_run(spark, project, "wide")
             require_partial_update(refresh, f"{rows_label(rows)} day {day} ({shape})")
             rebuild = dbt_run(spark, project, "wide_rebuild", "--full-refresh")
-            refreshed, rebuilt = (fingerprint(spark, project.table(t)) for t in ("wide", "wide_rebuild"))
+            (refreshed, scan), (rebuilt, table_scan) = (timed_fingerprint(spark, project.table(t)) for t in ("wide", "wide_rebuild"))
             if refreshed != rebuilt:
                 raise RuntimeError(f"{rows_label(rows)} day {day} ({shape}): the refreshed table is not the full rebuild: "
                                    f"rows and hash sums {refreshed} against {rebuilt}")
             size["shapes"][shape].append({"day": day, "rows_written": sum(written.values()), "tie_rows": tie_rows,
                                           "refresh": _brief(refresh), "rebuild": _brief(rebuild),
-                                          "equals_rebuild": True, "rows": refreshed[0]})
+                                          "equals_rebuild": True, "rows": refreshed[0],
+                                          "reader_scan_seconds": scan, "table_scan_seconds": table_scan,
+                                          "compacted": any(": compacting" in line for line in refresh["log"]),
+                                          "delta_share": delta_share(spark, project, args.layout)})
             log(f"{rows_label(rows)} rep {rep + 1} {shape}: refresh {refresh['seconds']:.1f} s "
                 f"({refresh['changed_keys']:,} changed keys, read {refresh['input_bytes'] / MIB:.1f} MiB, "
                 f"shuffled {refresh['shuffle_write_bytes'] / MIB:.1f} MiB), full rebuild {rebuild['seconds']:.1f} s "
                 f"(read {rebuild['input_bytes'] / MIB:.1f} MiB, shuffled {rebuild['shuffle_write_bytes'] / MIB:.1f} MiB); "
                 f"equal rows: {refreshed[0]:,}")
             previous = shape
-    size["tables_at_end"] = {t: table_facts(spark, args.table_format, project.table(t)) for t in ("wide", "wide_rebuild")}
+    if args.layout == "merge_on_read":
+        size["compaction"] = compact(spark, project)
+        log(f"{rows_label(rows)}: compaction of {size['compaction']['delta_share']:.1%} delta rows "
+            f"{size['compaction']['seconds']:.1f} s; a full scan of the view {size['compaction']['reader_scan_seconds']:.1f} s "
+            f"before it, {size['compaction']['after_scan_seconds']:.1f} s after")
+    stored = {"wide": project.table("wide__dbt_mj_store" if args.layout == "merge_on_read" else "wide"), "wide_rebuild": project.table("wide_rebuild")}
+    size["tables_at_end"] = {name: table_facts(spark, args.table_format, table) for name, table in stored.items()}
     size["inputs_at_end"] = {f"t{i}": table_facts(spark, args.table_format, inputs.table(i)) for i in (1, 2)}
     if not args.keep:
         spark.sql(f"drop database {project.schema} cascade")
@@ -435,13 +493,20 @@ def evaluate(results: dict, shape: str) -> dict:
     return found
 
 
+def history_text(results: dict) -> str:
+    if results["days"] == 1:
+        return "a one-shot load (every row of every input written on day 1, the model built on it)"
+    built = "the model refreshed after each" if results["daily_refresh"] else "the model built after the last"
+    return f"{results['days']} daily batches of history ({built})"
+
+
 def markdown(results: dict) -> str:
     sizes = sorted(results["sizes"], key=lambda s: s["rows"])
     shapes = results["shapes"]
     k, fmt = results["k"], results["table_format"]
-    lines = [f"# Partial-update refresh against full rebuild: k = {k} inputs, {fmt}, Spark {results['machine']['spark']}", "",
-             f"`dbt run` in-process (session method, local[2]). Per size: {results['days']} daily batches of history "
-             f"({'the model refreshed after each' if results['daily_refresh'] else 'the model built after the last'}), "
+    layout = "" if results.get("layout", "table") == "table" else f", {results['layout']} layout"
+    lines = [f"# Partial-update refresh against full rebuild: k = {k} inputs, {fmt}{layout}, Spark {results['machine']['spark']}", "",
+             f"`dbt run` in-process (session method, local[2]). Per size: {history_text(results)}, "
              f"then change days of {changed_text(results)}; "
              f"{results['reps']} repetitions of each shape, interleaved. Odd inputs read through `ds`, even ones through "
              "their change feed. Medians; read = bytes read from files, shuffle = shuffle bytes written, over every "
@@ -483,6 +548,8 @@ def markdown(results: dict) -> str:
                      "less the fixed cost", "refresh read MiB", "rebuild read MiB", "refresh shuffle MiB",
                      "rebuild shuffle MiB", "equals the rebuild"], rows)
 
+    if results.get("layout") == "merge_on_read":
+        lines += merge_on_read_section(sizes, shapes)
     lines += ["## Fixed cost, history and tables", ""]
     rows = []
     for size in sizes:
@@ -518,6 +585,29 @@ def markdown(results: dict) -> str:
 
     lines += ["## Notes", ""] + [f"- {note}" for note in notes(results)]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def merge_on_read_section(sizes: list[dict], shapes: list[str]) -> list[str]:
+    """What readers of the merge-on-read view pay against readers of the rebuilt table, and the
+    compaction's cost, per size."""
+    lines = ["## Merge-on-read: readers and compaction", "",
+             "A reader's full scan: every column of every row (the benchmark's fingerprint query), of the view against the "
+             "full rebuild's table, after each change day; the delta rows' share of the base rows then (the model compacts "
+             "in a run past 0.1, the default compaction_share). The compaction: `dbt run-operation dbt_multijoin.compact` "
+             "after the last change day.", ""]
+    rows = []
+    for size in sizes:
+        days = [m for shape in shapes for m in size["shapes"][shape]]
+        view, table = _median(m["reader_scan_seconds"] for m in days), _median(m["table_scan_seconds"] for m in days)
+        compaction = size.get("compaction", {})
+        rows.append([f"{size['rows']:,}", f"{view:.2f}", f"{table:.2f}", f"{view / table:.2f}",
+                     f"{_median(m['delta_share'] for m in days):.1%}", str(sum(m["compacted"] for m in days)),
+                     f"{compaction.get('seconds', float('nan')):.1f}", f"{compaction.get('delta_share', float('nan')):.1%}",
+                     f"{compaction.get('reader_scan_seconds', float('nan')):.2f} / {compaction.get('after_scan_seconds', float('nan')):.2f}",
+                     f"{_median(m['refresh']['seconds'] for m in days):.1f}"])
+    lines += _table(["keys/input", "view scan s", "table scan s", "view ÷ table", "delta share", "refreshes that compacted",
+                     "compaction s", "delta share compacted", "view scan before / after compaction s", "refresh s"], rows)
+    return lines
 
 
 def notes(results: dict) -> list[str]:
@@ -593,10 +683,12 @@ def parse(argv: list[str] | None):
     p.add_argument("--table-format", choices=["delta", "iceberg"], default="delta",
                    help="the inputs' and the model's format")
     p.add_argument("--k", type=int, default=8, help="inputs (default 8)")
-    p.add_argument("--days", type=int, default=30, help="daily batches of history before the change days (default 30, >= 2)")
+    p.add_argument("--days", type=int, default=30, help="daily batches of history before the change days (default 30; 1: a one-shot load)")
     p.add_argument("--changed", type=float, default=0.01, help="rows changed on a change day, as a fraction of the keys per input (default 0.01)")
     p.add_argument("--changed-rows", type=rows_arg,
                    help="rows changed on a change day, the same number at every size (e.g. 20k; instead of --changed)")
+    p.add_argument("--layout", choices=["table", "merge_on_read"], default="table",
+                   help="the refreshed model's layout (the full rebuild it is compared with is always a table)")
     p.add_argument("--shapes", type=list_arg, default=list(SHAPES), help=f"comma list of {', '.join(SHAPES)}")
     p.add_argument("--reps", type=int, default=3, help="timed change days per shape (default 3)")
     p.add_argument("--daily-refresh", action=argparse.BooleanOptionalAction, default=True,
@@ -611,8 +703,8 @@ def parse(argv: list[str] | None):
     args = p.parse_args(argv)
     unknown = [s for s in args.shapes if s not in SHAPES]
     fractions = [changed_fraction(args, rows) for rows in args.rows]
-    if unknown or args.days < 2 or args.reps < 1 or args.k < 2 or not all(0 < f <= 0.5 for f in fractions):
-        p.error(f"shapes are {', '.join(SHAPES)}; --days >= 2, --reps >= 1, --k >= 2, 0 < --changed <= 0.5, "
+    if unknown or args.days < 1 or args.reps < 1 or args.k < 2 or not all(0 < f <= 0.5 for f in fractions):
+        p.error(f"shapes are {', '.join(SHAPES)}; --days >= 1, --reps >= 1, --k >= 2, 0 < --changed <= 0.5, "
                 "--changed-rows at most half of the smallest --rows")
     return args
 
@@ -641,7 +733,7 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
     results = {"name": name, "command": command,
                "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                "reps": args.reps, "warmup": 0, "confs": confs, "machine": _machine(spark),
-               "table_format": args.table_format, "k": args.k, "days": args.days, "changed": args.changed,
+               "table_format": args.table_format, "layout": args.layout, "k": args.k, "days": args.days, "changed": args.changed,
                "changed_rows": args.changed_rows,
                "shapes": args.shapes, "daily_refresh": args.daily_refresh, "sizes": []}
     try:

@@ -16,15 +16,8 @@ import re
 
 import pytest
 
-from testkit.executions import last_execution_id, roots_since
+from testkit.executions import METADATA_ROOT, last_execution_id, roots_since
 from testkit.input_changes import INPUTS, Inputs, full_rebuild, model_sql
-
-# What compiling may run: metadata reads (a relation's columns, a table's properties, the schema's
-# relations), each a command that Spark records once as itself and once as the CommandResult that
-# returns its rows. Anything else (a query, a CALL, a CREATE, a CACHE, an ALTER, a write) is a side
-# effect of rendering.
-METADATA = re.compile(r"^((Execute )?(Describe|Show)\w*|CommandResult)\b")
-
 
 def table_state(spark, schema: str) -> dict[str, tuple]:
     """Per table of the schema: its properties (an Iceberg table's hold its current snapshot) and a
@@ -62,7 +55,7 @@ def test_compile_ls_and_docs_generate_change_nothing(project, table_format):
         assert run.success, run.describe()
     ran = roots_since(spark, since)
     assert ran, "the status store recorded nothing: the check would pass whatever compile ran"
-    assert [root for root in ran if not METADATA.match(root)] == [], ran
+    assert [root for root in ran if not METADATA_ROOT.match(root)] == [], ran
     assert temporary_views(spark) == before_views
     assert table_state(spark, project.schema) == before_state
 

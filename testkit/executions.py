@@ -3,6 +3,14 @@ SQL tab): for the benchmarks' per-statement times and for tests that check what 
 
 from __future__ import annotations
 
+import re
+
+# The plan roots of statements that only read metadata (a relation's columns, a table's
+# properties, the schema's relations), each a command that Spark records once as itself and once
+# as the CommandResult that returns its rows. Anything else (a query, a CALL, a CREATE, a CACHE,
+# an ALTER, a write) is not what compiling a project may run.
+METADATA_ROOT = re.compile(r"^((Execute )?(Describe|Show)\w*|CommandResult)\b")
+
 
 def settle(spark) -> None:
     """Wait until the status store has seen every event so far: it is filled from the listener
