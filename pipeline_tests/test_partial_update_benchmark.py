@@ -2,8 +2,9 @@
 session: its history, both change shapes and the full rebuilds run to the end (the benchmark
 itself fails when a refresh does not take the partial-update path, or when the refreshed table's
 row count and hash sums differ from the rebuild's), and the refreshed table equals the full
-rebuild of the same model row for row. Nothing about time: the sizes of benchmarks/README.md
-are for that."""
+rebuild of the same model row for row; and the same with the model in the merge-on-read layout,
+its readers' scans and its compaction. Nothing about time: the sizes of benchmarks/README.md are
+for that."""
 
 from __future__ import annotations
 
@@ -40,5 +41,30 @@ def test_the_partial_update_benchmark_runs_and_equals_a_full_rebuild(spark, tabl
         assert json.loads((out / "results.json").read_text())["sizes"][0]["rows"] == 300
         markdown = (out / "results.md").read_text()
         assert "## Targets" in markdown and "## Notes" in markdown and "not measured (one size)" in markdown
+    finally:
+        spark.sql(f"drop database if exists {size['schema']} cascade")
+
+
+def test_the_merge_on_read_benchmark_runs_and_its_view_equals_a_full_rebuild(spark, table_format, tmp_path):
+    """The same harness with the model in the merge-on-read layout, at its smallest: the refresh
+    takes the partial-update path, the view equals the full rebuild's table, a reader's scan of
+    each is timed, and the compaction at the end leaves what readers see as it was."""
+    out = tmp_path / "results"
+    results = partial_update.main(
+        ["--rows", "300", "--k", "4", "--days", "2", "--reps", "1", "--shapes", "one_input", "--layout", "merge_on_read",
+         "--table-format", table_format, "--keep", "--work-dir", str(tmp_path / "work"), "--out", str(out)], spark=spark)
+    (size,) = results["sizes"]
+    try:
+        (measured,) = size["shapes"]["one_input"]
+        assert measured["refresh"]["path"] == "partial update" and measured["equals_rebuild"], measured["refresh"]["log"]
+        assert measured["reader_scan_seconds"] > 0 and measured["table_scan_seconds"] > 0
+        assert 0 < measured["delta_share"] < 0.1 and not measured["compacted"], measured
+        compaction = size["compaction"]
+        assert compaction["delta_share"] > 0 and compaction["seconds"] > 0, compaction
+        view = spark.sql(f"show create table {size['schema']}.wide").first()[0]
+        assert view.lstrip().lower().startswith("create view"), view
+        store = f"{size['schema']}.wide__dbt_mj_store"
+        assert spark.sql(f"select count(*) from {store} where dbt_multijoin_seq > 0").first()[0] == 0
+        assert "## Merge-on-read: readers and compaction" in (out / "results.md").read_text()
     finally:
         spark.sql(f"drop database if exists {size['schema']} cascade")
