@@ -82,6 +82,7 @@ def main(argv: list[str] | None = None) -> dict:
     work.mkdir(parents=True)
     spark = build_format_session(args.table_format, work / "spark", "dbt-multijoin-compile-time")
     machine = _machine(spark)
+    confs = {key: spark.conf.get(key, None) for key in ("spark.driver.memory", "spark.sql.shuffle.partitions", "spark.master")}
     try:
         project = PipelineProject.create(spark, work, args.table_format)
         names = []
@@ -114,7 +115,7 @@ def main(argv: list[str] | None = None) -> dict:
         subprocess.run(["git", "worktree", "remove", "--force", str(work / "against")], cwd=REPO, capture_output=True)
     results = {"command": "python -m benchmarks.compile_time " + shlex.join(sys.argv[1:] if argv is None else argv),
                "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-               "machine": machine, "models": args.models, "table_format": args.table_format,
+               "machine": machine, "confs": confs, "reps": args.reps, "warmup": 0, "models": args.models, "table_format": args.table_format,
                "against": args.against, "seconds": seconds, "writes": writes}
     name = args.name or f"compile-time-{args.table_format}-spark{pyspark.__version__}"
     write_results(HERE / "results" / name, results, markdown(results))
