@@ -270,9 +270,15 @@
     {%- do markers.append(dbt_multijoin._mj_quote(column) if column in keys else 'null as ' ~ dbt_multijoin._mj_quote(column)) -%}
     {%- do null_markers.append('null') -%}
   {%- endfor -%}
-  {%- set matches = [] -%}
+  {#- The ON condition as equalities only, so that Spark joins source and target by hash or sort
+      (an OR of the key rows' match and the NULL-key row's match would be a nested-loop join of
+      every delta key with every store row): a source row says whether it replaces the NULL-keyed
+      rows, and its key matches, null-safe, the target's key where no part of it is NULL and NULL
+      where one is. Floating-point keys compare as in any join (-0.0 equals 0.0). -#}
+  {%- set target_null = dbt_multijoin._mj_any_key_null('target', keys) -%}
+  {%- set matches = ['source.dbt_multijoin_null_keys = (' ~ target_null ~ ')'] -%}
   {%- for k in keys -%}
-    {%- do matches.append(dbt_multijoin._mj_column_ref('source', k) ~ ' = ' ~ dbt_multijoin._mj_column_ref('target', k)) -%}
+    {%- do matches.append(dbt_multijoin._mj_column_ref('source', k) ~ ' <=> case when ' ~ target_null ~ ' then null else ' ~ dbt_multijoin._mj_column_ref('target', k) ~ ' end') -%}
   {%- endfor -%}
   {%- set inserted = [] -%}
   {%- for column in columns -%}
@@ -285,15 +291,13 @@
   {%- call statement('dbt_multijoin_compact') -%}
     merge into {{ store }} as target
     using (
-        select 'key' as dbt_multijoin_replaces, {{ markers | join(', ') }} from {{ delta_keys }}
+        select 'key' as dbt_multijoin_replaces, false as dbt_multijoin_null_keys, {{ markers | join(', ') }} from {{ delta_keys }}
         union all
-        select 'null_keys', {{ null_markers | join(', ') }}
+        select 'null_keys', true, {{ null_markers | join(', ') }}
         union all
-        select 'none', {{ dbt_multijoin._mj_column_list(columns) }} from {{ folded }}
+        select 'none', cast(null as boolean), {{ dbt_multijoin._mj_column_list(columns) }} from {{ folded }}
     ) as source
-    on target.dbt_multijoin_seq is not null and (
-        (source.dbt_multijoin_replaces = 'key' and {{ matches | join(' and ') }})
-        or (source.dbt_multijoin_replaces = 'null_keys' and ({{ dbt_multijoin._mj_any_key_null('target', keys) }})))
+    on target.dbt_multijoin_seq is not null and {{ matches | join(' and ') }}
     when matched then delete
     when not matched and source.dbt_multijoin_replaces = 'none' then insert ({{ dbt_multijoin._mj_column_list(columns + control) }}) values ({{ (inserted + control_values) | join(', ') }})
   {%- endcall -%}
