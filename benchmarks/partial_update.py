@@ -254,13 +254,18 @@ def timed_fingerprint(spark, table: str) -> tuple[list, float]:
     return found, time.perf_counter() - start
 
 
+def store_table(project) -> str:
+    """The merge-on-read model's store: base and delta rows (macros/changed_keys/merge_on_read.sql)."""
+    return project.table("wide__dbt_mj_store")
+
+
 def delta_share(spark, project, layout: str) -> float | None:
     """In the merge-on-read layout, the store's delta rows as a share of its base rows (what
     compaction_share is compared with); None in the table layout."""
     if layout != "merge_on_read":
         return None
     row = spark.sql(f"select count_if(dbt_multijoin_seq > 0) as delta, count_if(dbt_multijoin_seq = 0) as base "
-                    f"from {project.table('wide__dbt_mj_store')}").first()
+                    f"from {store_table(project)}").first()
     return row.delta / max(row.base, 1)
 
 
@@ -448,7 +453,8 @@ def measure_size(spark, args, rows: int, directory: Path) -> dict:
         log(f"{rows_label(rows)}: compaction of {size['compaction']['delta_share']:.1%} delta rows "
             f"{size['compaction']['seconds']:.1f} s; a full scan of the view {size['compaction']['reader_scan_seconds']:.1f} s "
             f"before it, {size['compaction']['after_scan_seconds']:.1f} s after")
-    stored = {"wide": project.table("wide__dbt_mj_store" if args.layout == "merge_on_read" else "wide"), "wide_rebuild": project.table("wide_rebuild")}
+    stored = {"wide": store_table(project) if args.layout == "merge_on_read" else project.table("wide"),
+              "wide_rebuild": project.table("wide_rebuild")}
     size["tables_at_end"] = {name: table_facts(spark, args.table_format, table) for name, table in stored.items()}
     size["inputs_at_end"] = {f"t{i}": table_facts(spark, args.table_format, inputs.table(i)) for i in (1, 2)}
     if not args.keep:

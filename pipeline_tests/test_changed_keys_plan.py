@@ -19,6 +19,7 @@ import pytest
 from testkit.executions import METADATA_ROOT, last_execution_id, roots_since
 from testkit.input_changes import INPUTS, Inputs, full_rebuild, model_sql
 
+
 def table_state(spark, schema: str) -> dict[str, tuple]:
     """Per table of the schema: its properties (an Iceberg table's hold its current snapshot) and a
     Delta table's latest version."""

@@ -39,9 +39,10 @@ def test_the_bucketed_build_benchmark_runs_and_its_grouped_write_shuffles_nothin
                                    "--work-dir", str(tmp_path / "work"), "--out", str(tmp_path / "out")], spark=spark)
     (size,) = results["sizes"]
     builds = size["builds"]
-    # The zero-shuffle target is Spark 4's (docs/table_formats.md); this harness runs on the first pipeline
-    # line, Spark 3.5, where a build of such a model still shuffles a few KiB outside its write
-    # (its plan has no Exchange): there the rows, the plan and the write's log are checked.
+    # The zero-shuffle target is Spark 4's (docs/table_formats.md); this harness runs on the
+    # first pipeline line, Spark 3.5, where a build of such a model still shuffles a few KiB
+    # outside its write (its plan has no Exchange): there the rows, the plan and the write's log
+    # are checked.
     spark4 = int(spark.version.split(".")[0]) >= 4
     for model in ("full_a", "full_a_group"):
         assert builds[model]["exchanges"] == 0, builds[model]

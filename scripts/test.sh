@@ -75,7 +75,8 @@ FIRST_PIPELINE_LINE_ONLY=(pipeline_tests/test_partial_update_benchmark.py pipeli
 # times as much on Delta. And of the examples, a merge-on-read model as another model's input: the
 # downstream model reads the view as any view, whatever the store's format (the layout itself is
 # in the properties on every line and format), and each of its statements plans the view's scans
-# of the store again, which costs several times as much on Delta (191 s against 60 s).
+# of the store again, which costs several times as much on Delta (docs/development.md, "What CI
+# runs").
 ICEBERG_ONLY=(pipeline_tests/test_partial_update_benchmark.py
   pipeline_tests/test_merge_on_read_inputs.py::test_a_merge_on_read_model_is_an_input_of_another_model)
 # Tests that need a JVM of their own (the Iceberg runtime on the class path, which the suite's

@@ -7,9 +7,9 @@ import org.apache.spark.sql.catalyst.plans.physical.Partitioning
 /**
  * Spark's KeyGroupedPartitioning, read and rebuilt by reflection: it exists from Spark 3.5 to
  * 4.1, always with the same first three fields (expressions, numPartitions, partitionValues) but
- * more after them in later patch releases (the latest 4.1 patch has six), and was replaced in Spark 4.2. A jar is
- * built for a minor and must run on each of its patch releases, and this one source on every
- * line; on a Spark without it nothing is key-grouped, so every input is shuffled. The rest of the
+ * more after them in later patch releases (the latest 4.1 patch has six), and was replaced in
+ * Spark 4.2. A jar is built for a minor and must run on each of its patch releases, and this one
+ * source on every line; on a Spark without it nothing is key-grouped, so every input is shuffled. The rest of the
  * extension reaches it through the typed members of [[SparkShimApi]].
  */
 private[shim] object KeyGroupedPartitionings {
