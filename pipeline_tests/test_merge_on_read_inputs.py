@@ -3,7 +3,8 @@ build and on changed_keys runs that track it by one of its columns, before and a
 a change feed over it is refused naming the model, the input and its relation; and dbt's generic
 tests run on it unchanged. After every run the downstream model equals Spark's vanilla join of
 what readers of the merge-on-read model see with its other input. And a reader's filter on the key
-still prunes the base files the view reads.
+still prunes the base files the view reads. A composite key with NULL parts compacts to the
+vanilla rows.
 """
 
 from __future__ import annotations
@@ -151,3 +152,52 @@ def test_a_filter_on_the_key_prunes_what_the_view_reads(project, table_format):
     assert whole_files - one_files >= 7 and one_bytes < whole_bytes, (whole_files, whole_bytes, one_files, one_bytes)
     assert project.rows(f"select k, a_v, c_v from {table('pruned')} where k = 150") == \
         project.rows("select 150, -1, 75")
+
+
+# A merge-on-read model keyed on two columns, over inputs a and c with a row per key; a key with a
+# NULL part is a row of its own (it equals no key), as in Spark's join.
+COMPOSITE_MOR = (
+    "{{ config(materialized='multijoin', incremental_strategy='changed_keys', one_row_per_key=true,\n"
+    "          layout='merge_on_read', compaction_share=1000) }}\n"
+    "{{ dbt_multijoin.multi_join([source('inputs', 'a'), source('inputs', 'c')], key=['k1', 'k2'],\n"
+    "    columns={'a': ['v'], 'c': ['v']}, changed_since={'a': 'updated_at', 'c': 'updated_at'}) }}\n"
+)
+
+
+def test_a_composite_key_with_null_parts_compacts_to_the_vanilla_rows(project, table_format):
+    """Delta rows of keys with and without a NULL part are folded into the base by a compaction
+    asked for in the same run as more changes: readers see Spark's vanilla join of the inputs
+    before and after, and no delta row is left in the store."""
+    spark, table = project.spark, project.table
+    for name in ("a", "c"):
+        spark.sql(f"create table {table(name)} (k1 string, k2 int, v int, updated_at bigint) using {table_format}")
+    spark.sql(f"insert into {table('a')} values ('x', 1, 10, 1000), ('x', 2, 20, 1000), (null, 1, 30, 1000), ('y', null, 40, 1000)")
+    spark.sql(f"insert into {table('c')} values ('x', 2, 200, 1000), ('y', 1, 300, 1000), (null, null, 400, 1000)")
+    project.sources("a", "c")
+    project.model("composite", COMPOSITE_MOR)
+    vanilla = (
+        "select coalesce(a.k1, c.k1) as k1, coalesce(a.k2, c.k2) as k2, a.v as a_v, c.v as c_v "
+        f"from {table('a')} as a full outer join {table('c')} as c on a.k1 = c.k1 and a.k2 = c.k2"
+    )
+
+    def assert_vanilla(run) -> None:
+        assert run.success, run.describe()
+        assert project.rows(f"select k1, k2, a_v, c_v from {table('composite')}") == project.rows(vanilla)
+
+    assert_vanilla(project.dbt("run"))
+    # Delta rows: a changed key, a new key, a changed and a new NULL-keyed row, a key c drops.
+    spark.sql(f"update {table('a')} set v = 21, updated_at = 1001 where k1 = 'x' and k2 = 2")
+    spark.sql(f"update {table('a')} set v = 31, updated_at = 1001 where k1 is null")
+    spark.sql(f"insert into {table('c')} values ('x', 1, 100, 1001), ('z', null, 500, 1001)")
+    spark.sql(f"delete from {table('c')} where k1 = 'y'")
+    refreshed = project.dbt("run")
+    assert_vanilla(refreshed)
+    assert "composite: partial update" in refreshed.output, refreshed.output
+    # More changes, and the compaction in the same run.
+    spark.sql(f"update {table('c')} set v = 401, updated_at = 1002 where k1 is null and k2 is null")
+    spark.sql(f"insert into {table('a')} values ('y', 1, 50, 1002)")
+    compacted = project.dbt("run", "--vars", "{dbt_multijoin_compact: true}")
+    assert_vanilla(compacted)
+    assert "composite: compacting" in compacted.output, compacted.output
+    store = table("composite__dbt_mj_store")
+    assert spark.sql(f"select count(*) from {store} where dbt_multijoin_seq > 0").first()[0] == 0

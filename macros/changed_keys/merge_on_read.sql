@@ -257,13 +257,18 @@
   {%- set delta_keys = dbt_multijoin._mj_sibling(store, '_keys') -%}
   {%- do dbt_multijoin._mj_write_scratch_table(delta_keys, 'select distinct ' ~ key_list ~ ' from ' ~ store ~ ' where dbt_multijoin_seq > 0 and not (' ~ any_null ~ ')', 'dbt_multijoin_compact_keys') -%}
   {%- set folded = dbt_multijoin._mj_sibling(store, '_folded') -%}
-  {%- set same_key = [] -%}
+  {#- The view's rows of the delta keys and its NULL-keyed rows, the view read once (each read
+      plans its scans of the store again): a key with a NULL part joins as all-NULL, null-safe,
+      against the delta keys and one all-NULL row. -#}
+  {%- set same_key, nulls = [], [] -%}
+  {%- set view_null = dbt_multijoin._mj_any_key_null('v', keys) -%}
   {%- for k in keys -%}
-    {%- do same_key.append(dbt_multijoin._mj_column_ref('v', k) ~ ' = ' ~ dbt_multijoin._mj_column_ref('changed', k)) -%}
+    {%- do same_key.append('case when ' ~ view_null ~ ' then null else ' ~ dbt_multijoin._mj_column_ref('v', k) ~ ' end <=> ' ~ dbt_multijoin._mj_column_ref('changed', k)) -%}
+    {%- do nulls.append('null') -%}
   {%- endfor -%}
   {%- do dbt_multijoin._mj_write_scratch_table(folded,
-      'select v.* from ' ~ view ~ ' as v left semi join ' ~ delta_keys ~ ' as changed on ' ~ same_key | join(' and ')
-      ~ ' union all select * from ' ~ view ~ ' where ' ~ any_null, 'dbt_multijoin_compact_rows') -%}
+      'select v.* from ' ~ view ~ ' as v left semi join (select ' ~ key_list ~ ' from ' ~ delta_keys ~ ' union all select ' ~ nulls | join(', ') ~ ') as changed on '
+      ~ same_key | join(' and '), 'dbt_multijoin_compact_rows') -%}
   {%- set markers, null_markers = [], [] -%}
   {#- The markers first, their columns named: a union takes its first branch's names. -#}
   {%- for column in columns -%}
