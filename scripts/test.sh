@@ -134,7 +134,10 @@ run_jvm_tests() {
 # threads only add CPU. And that tier compiles a method only after ten times the calls and loop
 # iterations it waits for by default: most of a test JVM's code runs a few hundred times (each
 # query's analysis, planning and generated classes), and compiling it cost more than
-# interpreting it. The measurements: docs/development.md, "What CI runs".
+# interpreting it. And a larger cache of the classes Spark generates and compiles for its queries:
+# a test JVM plans thousands of different small queries, and the default cache (100 classes)
+# evicts code that the next statement of the same kind generates again. The measurements:
+# docs/development.md, "What CI runs".
 JIT_OPTIONS="-XX:TieredStopAtLevel=1 -XX:Tier3InvocationThreshold=2000 -XX:Tier3MinInvocationThreshold=1000 -XX:Tier3CompileThreshold=20000 -XX:Tier3BackEdgeThreshold=600000"
 write_spark_defaults() {
   mkdir -p "$work_tmp/$1/conf"
@@ -142,6 +145,7 @@ write_spark_defaults() {
 spark.jars.ivy $HOME/.ivy2-dbt-multijoin-worker-$1
 spark.driver.defaultJavaOptions $JIT_OPTIONS -XX:+UseSerialGC
 spark.executor.defaultJavaOptions $JIT_OPTIONS -XX:+UseSerialGC
+spark.sql.codegen.cache.maxEntries 2000
 EOF
 }
 
