@@ -236,6 +236,13 @@
 
 
 {#- Compaction. -#}
+{% macro _mj_mor_grouped_key(alias, keys, k) -%}
+  {#- Key part `k` of `alias`'s row as a compaction matches rows: NULL where any part of the key
+      is NULL, so that every NULL-keyed row is null-safe equal to an all-NULL key. -#}
+  {{- return('case when ' ~ dbt_multijoin._mj_any_key_null(alias, keys) ~ ' then null else ' ~ dbt_multijoin._mj_column_ref(alias, k) ~ ' end') -}}
+{%- endmacro %}
+
+
 {% macro _mj_mor_compact(store, view, keys) -%}
   {#- Fold the delta rows into base rows, in one MERGE (statement 'dbt_multijoin_compact'): every
       store row of a key that has delta rows, and every NULL-keyed store row, is replaced by the
@@ -261,9 +268,8 @@
       plans its scans of the store again): a key with a NULL part joins as all-NULL, null-safe,
       against the delta keys and one all-NULL row. -#}
   {%- set same_key, nulls = [], [] -%}
-  {%- set view_null = dbt_multijoin._mj_any_key_null('v', keys) -%}
   {%- for k in keys -%}
-    {%- do same_key.append('case when ' ~ view_null ~ ' then null else ' ~ dbt_multijoin._mj_column_ref('v', k) ~ ' end <=> ' ~ dbt_multijoin._mj_column_ref('changed', k)) -%}
+    {%- do same_key.append(dbt_multijoin._mj_mor_grouped_key('v', keys, k) ~ ' <=> ' ~ dbt_multijoin._mj_column_ref('changed', k)) -%}
     {%- do nulls.append('null') -%}
   {%- endfor -%}
   {%- do dbt_multijoin._mj_write_scratch_table(folded,
@@ -283,7 +289,7 @@
   {%- set target_null = dbt_multijoin._mj_any_key_null('target', keys) -%}
   {%- set matches = ['source.dbt_multijoin_null_keys = (' ~ target_null ~ ')'] -%}
   {%- for k in keys -%}
-    {%- do matches.append(dbt_multijoin._mj_column_ref('source', k) ~ ' <=> case when ' ~ target_null ~ ' then null else ' ~ dbt_multijoin._mj_column_ref('target', k) ~ ' end') -%}
+    {%- do matches.append(dbt_multijoin._mj_column_ref('source', k) ~ ' <=> ' ~ dbt_multijoin._mj_mor_grouped_key('target', keys, k)) -%}
   {%- endfor -%}
   {%- set inserted = [] -%}
   {%- for column in columns -%}
