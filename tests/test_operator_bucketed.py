@@ -5,7 +5,8 @@ Every case runs against vanilla Spark (the same SQL without the hint): a partiti
 held different keys in two inputs would silently lose matches. Hypothesis draws bucket counts,
 empty tables and buckets, NULL keys, skewed and duplicate keys, key types, and inputs in another
 layout (unbucketed, another bucket count): on Spark 4 only those are shuffled, into the others'
-layout; on Spark 3.5 every input is. Fixed cases pin what is shuffled per layout.
+layout, and an input bucketed into a multiple of the others' count is read grouped onto theirs; on
+Spark 3.5 every input is shuffled. Fixed cases pin what is shuffled per layout.
 
 The module needs a session with the Iceberg runtime, a JVM of its own: run it in its own pytest
 process (`python -m pytest tests/test_operator_bucketed.py`). Iceberg publishes runtimes for
@@ -279,7 +280,8 @@ def test_an_input_in_another_layout_is_shuffled_into_the_others(ispark, extensio
     The rows are vanilla Spark's either way, with the odd input last or, unbucketed, first (the
     driver of a LEFT join, whose layout the output then reports)."""
     ispark.conf.set("spark.sql.adaptive.enabled", aqe)
-    spec = {"other bucket count": "bucket(4, k)", "one unbucketed": None, "other column type": "bucket(8, k)",
+    # Not a divisor or multiple of 8 (see the test below for those), with values the others lack.
+    spec = {"other bucket count": "bucket(12, k)", "one unbucketed": None, "other column type": "bucket(8, k)",
             "unbucketed driver": None}[layout]
     key_type = "INT" if layout == "other column type" else "BIGINT"
     odd_at = 0 if layout == "unbucketed driver" else 2
@@ -297,14 +299,45 @@ def test_an_input_in_another_layout_is_shuffled_into_the_others(ispark, extensio
         else:
             assert exchanges_below_operator(hinted) == 3
             assert "the storage layout is not used" in log, log
-    # The output partitioning (LEFT: its driver's, shuffled or not; FULL: the layout on its key
-    # column, flagged as holding other values where an input was shuffled into it) under a GROUP
-    # BY and a join on the key: the rows of vanilla Spark.
+    # Under a GROUP BY and a join on the key (with a table of the kept layout, whose values Spark
+    # would push into the scans below if the output reported a layout: it reports none once an
+    # input was shuffled into it; the odd input's values 8 to 11 would be lost): vanilla's rows.
     for join_type in ("full", "left"):
         for operation in ("group", "join"):
             sql = ABOVE[operation]
             assert_same_rows(ispark, sql.format(inner=chain(tables, join_type, ["k"], True), other=tables[1]),
                              sql.format(inner=chain(tables, join_type, ["k"], False), other=tables[1]))
+
+
+@pytest.mark.parametrize("aqe", ["true", "false"])
+@pytest.mark.parametrize("counts", [(8, 16, 8), (4, 8, 8), (16, 8, 32)], ids=lambda c: "-".join(map(str, c)))
+def test_inputs_bucketed_into_multiples_are_read_with_no_shuffle(ispark, extension_log, counts, aqe):
+    """Inputs bucketed into N and multiples of N (Iceberg's bucket 2N value v holds only keys of
+    bucket N value v mod N). Spark 4, whose transforms say how they reduce: no input is shuffled,
+    the larger counts are read grouped onto the smallest, and the driver log says which; Spark 3.5:
+    every input is shuffled, as for any other mix of layouts. The rows are vanilla Spark's, also
+    under a GROUP BY, a window and a join on the key (with the smallest count's table: the output
+    reports no layout, so that Spark never pushes that table's partition values down into a scan
+    of another bucket count, which would then read only its buckets of those values)."""
+    ispark.conf.set("spark.sql.adaptive.enabled", aqe)
+    tables = [bucketed_table(ispark, keyed_rows(60, i + 1, i + 1), f"k BIGINT, v{i + 1} BIGINT", f"bucket({n}, k)")
+              for i, n in enumerate(counts)]
+    for join_type in ("full", "left", "inner"):
+        mark = extension_log.mark()
+        hinted = assert_same_rows(ispark, chain(tables, join_type, ["k"], True), chain(tables, join_type, ["k"], False))
+        log = extension_log.since(mark)
+        plan = hinted._jdf.queryExecution().executedPlan().toString()
+        if SHUFFLES_BY_VALUE:
+            assert exchanges_below_operator(hinted) == 0, plan
+            assert f"read grouped by bucket({min(counts)}, " in log and "grouped onto it from a multiple of its bucket count" in log, log
+        else:
+            assert exchanges_below_operator(hinted) == len(counts), plan
+            assert "the storage layout is not used" in log, log
+        smallest = tables[counts.index(min(counts))]
+        for operation in ("group", "window", "join"):
+            sql = ABOVE[operation]
+            assert_same_rows(ispark, sql.format(inner=chain(tables, join_type, ["k"], True), other=smallest),
+                             sql.format(inner=chain(tables, join_type, ["k"], False), other=smallest))
 
 
 def test_layout_can_be_turned_off(ispark, sixteen):
@@ -363,14 +396,16 @@ def layouts(draw):
                             max_size=draw(st.sampled_from([0, 1, 6, 20])))) for i in range(n)]
     join_type = draw(st.sampled_from(["full", "left", "inner"]))
     spec = ", ".join(f"bucket({buckets}, k{c + 1})" for c in range(arity))
-    # Now and then one input in another layout: not bucketed, or another bucket count.
-    odd = draw(st.sampled_from([None, None, None, "unbucketed", "other count"]))
-    odd_spec = None if odd == "unbucketed" else ", ".join(f"bucket({buckets * 2 + 1}, k{c + 1})" for c in range(arity))
+    # Now and then one input in another layout: not bucketed, another bucket count, or a multiple
+    # of the others' count.
+    odd = draw(st.sampled_from([None, None, None, "unbucketed", "other count", "multiple"]))
+    odd_count = buckets * 2 if odd == "multiple" else buckets * 2 + 1
+    odd_spec = None if odd == "unbucketed" else ", ".join(f"bucket({odd_count}, k{c + 1})" for c in range(arity))
     specs = [spec] * n
     if odd:
         specs[draw(st.integers(0, n - 1))] = odd_spec
     above = draw(st.sampled_from([None, "group", "window"]))
-    return n, arity, types, inputs, join_type, specs, draw(st.booleans()), above
+    return n, arity, types, inputs, join_type, specs, draw(st.booleans()), above, odd, odd_count, buckets
 
 
 def on_top(above: str | None, inner: str, keys: list[str]) -> str:
@@ -388,7 +423,7 @@ def on_top(above: str | None, inner: str, keys: list[str]) -> str:
 def test_bucketed_inputs_return_vanillas_rows(ispark, layout):
     """Above the multi-join, now and then a GROUP BY or a window on its key: over a FULL join they
     read its key column, whose reported layout must hold for the rows to be vanilla's."""
-    n, arity, types, inputs, join_type, specs, aqe, above = layout
+    n, arity, types, inputs, join_type, specs, aqe, above, odd, odd_count, buckets = layout
     ispark.conf.set("spark.sql.adaptive.enabled", str(aqe).lower())
     keys = [f"k{c + 1}" for c in range(arity)]
     tables = []
@@ -403,9 +438,11 @@ def test_bucketed_inputs_return_vanillas_rows(ispark, layout):
         # filter Spark infers, and Iceberg prunes every file of an input whose keys are all NULL.
         has_full_keys = all(any(None not in row[:arity] for row in rows) for rows in inputs)
         if all(t == types[0] for t in types) and has_full_keys:
-            # At most one input is in another layout: Spark 4 shuffles it (or, of two inputs,
-            # the second), 3.5 every input.
-            expected = 0 if len(set(specs)) == 1 else 1 if SHUFFLES_BY_VALUE else n
+            # At most one input is in another layout: Spark 4 reads it grouped onto the others'
+            # when its bucket count is a multiple of theirs, else shuffles it (or, of two inputs,
+            # the second); 3.5 shuffles every input.
+            multiple = odd is not None and odd != "unbucketed" and odd_count % buckets == 0
+            expected = 0 if len(set(specs)) == 1 or (multiple and SHUFFLES_BY_VALUE) else 1 if SHUFFLES_BY_VALUE else n
             plan = hinted._jdf.queryExecution().executedPlan().toString()
             assert exchanges_below_operator(hinted) == expected, (specs, plan)
     finally:

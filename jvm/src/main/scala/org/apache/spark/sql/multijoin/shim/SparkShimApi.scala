@@ -1,7 +1,7 @@
 package org.apache.spark.sql.multijoin.shim
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.Expression
+import org.apache.spark.sql.catalyst.expressions.{Expression, TransformExpression}
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning
 import org.apache.spark.sql.connector.read.InputPartition
 import org.apache.spark.sql.execution.{ExternalAppendOnlyUnsafeRowArray, QueryExecution}
@@ -51,6 +51,13 @@ private[multijoin] trait SparkShimApi {
    * grouped by key without shuffling those.
    */
   protected def shufflesByPartitionValue: Boolean
+
+  /**
+   * How a partition value of `from` maps onto one of `to`, where the source says the two
+   * transforms are compatible (Spark 4's ReducibleFunction: Iceberg's `bucket(16, k)` onto
+   * `bucket(8, k)` is the value modulo 8); None where the line or the source offers no mapping.
+   */
+  def partitionValueReducer(from: TransformExpression, to: TransformExpression): Option[Any => Any]
 
   // --- Spark's KeyGroupedPartitioning, by reflection (KeyGroupedPartitionings) ---
 

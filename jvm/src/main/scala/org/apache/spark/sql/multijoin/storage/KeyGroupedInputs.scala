@@ -1,7 +1,7 @@
 package org.apache.spark.sql.multijoin.storage
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, RowOrdering, TransformExpression}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, GenericInternalRow, RowOrdering, TransformExpression}
 import org.apache.spark.sql.catalyst.plans.physical.{Partitioning, PartitioningCollection}
 import org.apache.spark.sql.catalyst.util.InternalRowComparableWrapper
 import org.apache.spark.sql.connector.catalog.functions.ScalarFunction
@@ -29,9 +29,14 @@ import org.apache.spark.sql.multijoin.shim.SparkShim
  * partition index. [[KeyGroupedInputExec]] gives every input the sorted union of all the inputs'
  * values, one partition each, empty where the input has no rows of that value.
  *
- * Inputs in another layout (not bucketed, another bucket count, another key type) are shuffled
- * into the layout of the others where the Spark line can shuffle by partition value (Spark 4:
- * see [[UseKeyGroupedInputs]]); on Spark 3.5 every input is shuffled.
+ * An input bucketed into a multiple of the others' bucket count (`bucket(16, k)` beside
+ * `bucket(8, k)`) is read grouped onto the smaller count, where the source says how its values
+ * map (Spark 4's compatible transforms: Iceberg's bucket 16 value `v` holds only keys of bucket 8
+ * value `v % 8`): its partitions of one reduced value are read as one ([[reducibleOnto]]).
+ *
+ * Inputs in another layout (not bucketed, a bucket count that is not a multiple, another key
+ * type) are shuffled into the layout of the others where the Spark line can shuffle by partition
+ * value (Spark 4: see [[UseKeyGroupedInputs]]); on Spark 3.5 every input is shuffled.
  */
 private[multijoin] object KeyGroupedInputs {
 
@@ -77,7 +82,43 @@ private[multijoin] object KeyGroupedInputs {
   }
 
   /** One partition expression: a transform (by canonical name and bucket count) or the column. */
-  case class Shape(function: Option[(String, Option[Int])], keyPosition: Int, dataType: String)
+  case class Shape(function: Option[(String, Option[Int])], keyPosition: Int, dataType: String) {
+    def withoutBucketCount: Shape = copy(function = function.map { case (name, _) => (name, None) })
+  }
+
+  /**
+   * How `from`'s partition values map onto `to`'s, one mapping per partition expression (None
+   * where the two are the same), when every expression of `from` either equals `to`'s or is the
+   * same transform of the same key component into a multiple of `to`'s bucket count that the
+   * source can reduce (SparkShim.partitionValueReducer). Then each partition of `from` holds only
+   * rows of one partition of `to`'s layout, and reading together the partitions of `from` that map
+   * to one value reads that value's rows. None where `from` is not so related to `to`.
+   */
+  def reducibleOnto(from: Layout, to: Layout): Option[Seq[Option[Any => Any]]] = {
+    if (from.shape.map(_.withoutBucketCount) != to.shape.map(_.withoutBucketCount)) return None
+    val mappings = from.expressions.zip(to.expressions).zip(from.shape.zip(to.shape)).map {
+      case (_, (fromShape, toShape)) if fromShape == toShape => Some(None)
+      case ((f: TransformExpression, t: TransformExpression), _) =>
+        (f.numBucketsOpt, t.numBucketsOpt) match {
+          // Reducible to `to`'s own count only when it divides `from`'s: a source reduces both to
+          // their greatest common divisor, which would be another layout than `to`'s.
+          case (Some(n), Some(m)) if n > m && n % m == 0 => SparkShim.partitionValueReducer(f, t).map(Some(_))
+          case _ => None
+        }
+      case _ => None
+    }
+    if (mappings.forall(_.isDefined)) Some(mappings.map(_.get)) else None
+  }
+
+  /** `values` (partition values of `expressions`) mapped by `reducers` (see [[reducibleOnto]]). */
+  def reduced(expressions: Seq[Expression], values: Seq[InternalRow],
+      reducers: Seq[Option[Any => Any]]): Seq[InternalRow] = values.map { row =>
+    new GenericInternalRow(expressions.indices.map { i =>
+      val value: Any = row.get(i, expressions(i).dataType)
+      // A NULL key's partition value is NULL at every bucket count (reducers take no NULL).
+      reducers(i).fold(value)(reduce => if (value == null) null else reduce(value))
+    }.toArray[Any]): InternalRow
+  }
 
   /** The key-grouped layout of `partitioning` over `key`, or why there is none. */
   def layout(key: Seq[Expression], partitioning: Partitioning): Either[String, Layout] = {
@@ -114,7 +155,7 @@ private[multijoin] object KeyGroupedInputs {
       // As Spark co-partitions: grouped on every key column unless the user allowed a subset.
       if (SQLConf.get.getConf(SQLConf.REQUIRE_ALL_CLUSTER_KEYS_FOR_CO_PARTITION) &&
         covered != key.indices.toSet) {
-        Left(s"it is grouped on ${expressions.map(_.sql).mkString(", ")}, not on every column " +
+        Left(s"it is grouped on ${layoutSql(expressions)}, not on every column " +
           s"of its key, and ${SQLConf.REQUIRE_ALL_CLUSTER_KEYS_FOR_CO_PARTITION.key} is true")
       } else Right(shape)
     }
@@ -123,25 +164,22 @@ private[multijoin] object KeyGroupedInputs {
   /**
    * The key-grouped `partitioning` of an input on `key`, over `columns` instead (one expression
    * per key component): its partition expressions with their key component replaced by that
-   * component's column, and flagged as holding rows of values it does not list when
-   * `mayContainUnknownKeys`. None where it is not grouped by key, or this Spark cannot flag it.
+   * component's column. None where it is not grouped by key.
    */
-  def onKeyColumns(key: Seq[Expression], partitioning: Partitioning, columns: Seq[Expression],
-      mayContainUnknownKeys: Boolean): Option[Partitioning] =
+  def onKeyColumns(key: Seq[Expression], partitioning: Partitioning, columns: Seq[Expression]): Option[Partitioning] =
     layout(key, partitioning).toOption.flatMap { l =>
       val expressions = l.expressions.zip(l.shape).map {
         case (t: TransformExpression, shape) if t.children.size == 1 =>
           t.withNewChildren(Seq(columns(shape.keyPosition)))
         case (_, shape) => columns(shape.keyPosition)
       }
-      SparkShim.withKeyGroupedExpressions(l.partitioning, expressions, mayContainUnknownKeys)
+      SparkShim.withKeyGroupedExpressions(l.partitioning, expressions, mayContainUnknownKeys = false)
     }
 
-  /** The sorted union of the inputs' partition values, each once. */
-  def commonValues(layouts: Seq[Layout]): Seq[InternalRow] = {
-    val dataTypes = layouts.head.expressions.map(_.dataType)
-    val ordering = RowOrdering.createNaturalAscendingOrdering(dataTypes)
-    layouts.flatMap(_.wrapped).distinct.map(_.row).sorted(ordering)
+  /** The sorted union of the partition values (of `expressions`) of every input, each once. */
+  def commonValues(expressions: Seq[Expression], values: Seq[Seq[InternalRow]]): Seq[InternalRow] = {
+    val ordering = RowOrdering.createNaturalAscendingOrdering(expressions.map(_.dataType))
+    values.flatMap(comparable(expressions, _)).distinct.map(_.row).sorted(ordering)
   }
 
   /**
@@ -171,6 +209,16 @@ private[multijoin] object KeyGroupedInputs {
       Right(SparkShim.shuffledByPartitionValue(template, overKey, values))
     }
   }
+
+  /**
+   * Partition expressions as a user writes them, `bucket(8, k)`: a transform's own SQL names
+   * neither its function nor its bucket count.
+   */
+  def layoutSql(expressions: Seq[Expression]): String = expressions.map {
+    case t: TransformExpression =>
+      s"${t.function.name()}(${t.numBucketsOpt.map(n => s"$n, ").getOrElse("")}${t.children.map(_.sql).mkString(", ")})"
+    case other => other.sql
+  }.mkString(", ")
 
   /** Partition values made comparable (and hashable) by the types of their expressions. */
   def comparable(expressions: Seq[Expression], values: Seq[InternalRow]): Seq[InternalRowComparableWrapper] = {

@@ -1,6 +1,7 @@
 package org.apache.spark.sql.multijoin.storage
 
 import org.apache.spark.internal.Logging
+import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.plans.physical.{Partitioning, PartitioningCollection}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{ColumnarRule, SortExec, SparkPlan}
@@ -76,11 +77,10 @@ object UseKeyGroupedInputs extends Rule[SparkPlan] with Logging {
   private def whyShuffled(output: Partitioning, others: Seq[Partitioning]): String =
     SparkShim.keyGroupedPartitioning(output) match {
       case None =>
-        s"it reports no grouping by key where it is needed (${output.getClass.getSimpleName}; a FULL " +
-          "multi-join without key columns, or a column the operator above does not read)"
-      case Some(_) if SparkShim.mayContainUnknownPartitionKeys(output) =>
-        "some of its inputs were shuffled into the layout, so a partition may hold rows of values " +
-          "it does not list, which Spark never pairs with another table's buckets"
+        s"it reports no grouping by key where it is needed (${output.getClass.getSimpleName}: some " +
+          "of its inputs were shuffled into the layout or read grouped onto it from another bucket " +
+          "count, whose scans a join above could not line up; or a FULL multi-join without key " +
+          "columns, or a column the operator above does not read)"
       case Some((expressions, values)) =>
         others.flatMap(o => SparkShim.keyGroupedPartitioning(o).map(o -> _)).headOption match {
           case None if others.nonEmpty =>
@@ -91,8 +91,8 @@ object UseKeyGroupedInputs extends Rule[SparkPlan] with Logging {
             "the other side lists other partition values, and Spark lines the two up only with " +
               "spark.sql.sources.v2.bucketing.pushPartValues.enabled (off by default on Spark 3.5)"
           case Some((_, (otherExpressions, _))) =>
-            s"Spark did not pair its grouping by ${expressions.map(_.sql).mkString(", ")} with the " +
-              s"other side's by ${otherExpressions.map(_.sql).mkString(", ")}"
+            s"Spark did not pair its grouping by ${layoutSql(expressions)} with the " +
+              s"other side's by ${layoutSql(otherExpressions)}"
           case None => "the operator's required distribution is not its grouping by key"
         }
     }
@@ -132,8 +132,6 @@ object UseKeyGroupedInputs extends Rule[SparkPlan] with Logging {
     // Nothing grouped by key: the ordinary case, nothing to say.
     if (!inputs.exists(i => keyGrouped(i.plan.outputPartitioning))) return None
     def describe(i: Int) = s"input ${i + 1} (${join.keys(i).map(_.sql).mkString(", ")})"
-    // The layout most inputs share (the first input's among equals) is kept; the others are read
-    // as they are only if they all share it, else shuffled into it where the line can.
     val usable = inputs.indices.filter(i => inputs(i).layout.isRight)
     if (usable.isEmpty) {
       val reasons = inputs.indices.map(i => s"${describe(i)}: ${inputs(i).layout.swap.toOption.get}")
@@ -141,24 +139,43 @@ object UseKeyGroupedInputs extends Rule[SparkPlan] with Logging {
       return None
     }
     def layoutOf(i: Int): Layout = inputs(i).layout.toOption.get
-    val kept = usable.groupBy(i => layoutOf(i).shape).values.toSeq.maxBy(g => (g.size, -g.min)).sorted
-    val values = commonValues(kept.map(layoutOf))
+    // The layout kept: the one the most inputs can be read in with no shuffle, as they are or,
+    // bucketed into a multiple of its bucket count, grouped onto it (the first input's among
+    // equals); the others are shuffled into it where the line can.
+    val readableIn = usable.map(t => t -> usable.filter(i => reducibleOnto(layoutOf(i), layoutOf(t)).isDefined)).toMap
+    val target = usable.maxBy(t => (readableIn(t).size, usable.count(i => layoutOf(i).shape == layoutOf(t).shape), -t))
+    val kept = readableIn(target)
+    val reducers = kept.map(i => i -> reducibleOnto(layoutOf(i), layoutOf(target)).get)
+      .filter(_._2.exists(_.isDefined)).toMap
+    val targetLayout = layoutOf(target)
+    // Each kept input's partition values in the target's layout (reduced where it is bucketed
+    // into a multiple), in its partition order.
+    def valuesIn(i: Int): Seq[InternalRow] = reducers.get(i).fold(layoutOf(i).values)(
+      reduced(layoutOf(i).expressions, layoutOf(i).values, _))
+    val values = commonValues(targetLayout.expressions, kept.map(valuesIn))
     val others = inputs.indices.filterNot(kept.contains)
     def reasonOf(i: Int): String = inputs(i).layout match {
       case Left(reason) => s"${describe(i)}: $reason"
-      case Right(l) => s"${describe(i)}: grouped by ${l.expressions.map(_.sql).mkString(", ")}, " +
-        s"not by ${layoutOf(kept.head).expressions.map(_.sql).mkString(", ")}"
+      case Right(l) => s"${describe(i)}: grouped by ${layoutSql(l.expressions)}, " +
+        s"not by ${layoutSql(targetLayout.expressions)}"
     }
     if (!kept.forall(i => readableAt(layoutOf(i), values))) {
       logFallback(join, "an input shuffled by partition value would have to be read in other partitions")
       return None
     }
-    val shuffled = others.map { i =>
-      i -> shuffledInto(layoutOf(kept.head).partitioning, join.keys(kept.head), join.keys(i), values)
-    }.toMap
+    // Into the target's layout over an input's own key, at `values`: how an odd input is shuffled,
+    // and the layout a reduced one reports.
+    def intoTarget(i: Int) = shuffledInto(targetLayout.partitioning, join.keys(target), join.keys(i), values)
+    val shuffled = others.map(i => i -> intoTarget(i)).toMap
     val cannot = others.flatMap(i => shuffled(i).swap.toOption.map(why => s"${reasonOf(i)}, and $why"))
     if (cannot.nonEmpty) {
       logFallback(join, s"not every input is read grouped by its key: ${cannot.mkString("; ")}")
+      return None
+    }
+    val reducedLayouts = reducers.keys.map(i => i -> intoTarget(i)).toMap
+    val unflagged = reducedLayouts.collect { case (i, Left(why)) => s"${describe(i)}: $why" }
+    if (unflagged.nonEmpty) {
+      logFallback(join, s"an input bucketed into a multiple of the others' count cannot be read in their layout: ${unflagged.mkString("; ")}")
       return None
     }
     val children = inputs.indices.map { i =>
@@ -167,7 +184,10 @@ object UseKeyGroupedInputs extends Rule[SparkPlan] with Logging {
       // EnsureRequirements must not take the shuffle out.
       val input = inputs(i).plan
       val node =
-        if (kept.contains(i)) KeyGroupedInputExec(input, values, layoutOf(i).values)
+        if (reducers.contains(i)) {
+          KeyGroupedInputExec(input, values, layoutOf(i).values,
+            Some(KeyGroupedInputExec.Reduction(reducedLayouts(i).toOption.get, valuesIn(i))))
+        } else if (kept.contains(i)) KeyGroupedInputExec(input, values, layoutOf(i).values)
         else ShuffleExchangeExec(shuffled(i).toOption.get, input, REPARTITION_BY_NUM)
       // Adaptive execution links every query stage to a logical plan: new nodes take their
       // input's link (a copy made here has none of its own, unlike one from a transform).
@@ -180,14 +200,16 @@ object UseKeyGroupedInputs extends Rule[SparkPlan] with Logging {
       logFallback(join, "the inputs' partition values could not be aligned")
       return None
     }
-    val layoutText = layoutOf(kept.head).expressions.map(_.sql).mkString(", ")
+    val layoutText = layoutSql(targetLayout.expressions)
+    val regrouped = if (reducers.isEmpty) "" else "; grouped onto it from a multiple of its bucket count: " +
+      reducers.keys.toSeq.sorted.map(i => s"${describe(i)} (${layoutSql(layoutOf(i).expressions)})").mkString(", ")
     if (others.isEmpty) {
       logInfo(s"${describe(0).capitalize} and the ${join.children.size - 1} others of the " +
-        s"multi-join are read grouped by $layoutText into ${values.size} partitions, with no shuffle")
+        s"multi-join are read grouped by $layoutText into ${values.size} partitions, with no shuffle$regrouped")
     } else {
       logInfo(s"Multi-join on ${join.keys.head.map(_.sql).mkString(", ")}: " +
         s"${kept.map(i => s"input ${i + 1}").mkString(", ")} read grouped by $layoutText into " +
-        s"${values.size} partitions with no shuffle; shuffled into that layout: ${others.map(reasonOf).mkString("; ")}")
+        s"${values.size} partitions with no shuffle$regrouped; shuffled into that layout: ${others.map(reasonOf).mkString("; ")}")
     }
     Some(rewritten)
   }

@@ -105,11 +105,7 @@ private[multijoin] object WriteGrouping {
     }
   }
 
-  private def describe(e: Expression): String = e match {
-    case t: TransformExpression =>
-      s"${t.function.name()}(${t.numBucketsOpt.map(n => s"$n, ").getOrElse("")}${t.children.map(_.sql).mkString(", ")})"
-    case other => other.sql
-  }
+  private def describe(e: Expression): String = KeyGroupedInputs.layoutSql(Seq(e))
 
   /**
    * `multijoin_write_grouping(sql, transforms)`: whether the query `sql`, planned in the calling

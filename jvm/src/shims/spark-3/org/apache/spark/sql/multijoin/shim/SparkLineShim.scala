@@ -1,7 +1,7 @@
 package org.apache.spark.sql.multijoin.shim
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{Expression, NullIntolerant}
+import org.apache.spark.sql.catalyst.expressions.{Expression, NullIntolerant, TransformExpression}
 import org.apache.spark.sql.execution.{CommandExecutionMode, QueryExecution}
 
 /**
@@ -23,4 +23,7 @@ private[multijoin] trait SparkLineShim extends SparkShimApi {
 
   /** Spark 3 has no KeyGroupedPartitioner: an input in another layout is shuffled by hash. */
   override protected def shufflesByPartitionValue: Boolean = false
+
+  /** Spark 3 has no reducible transforms: inputs of other bucket counts are shuffled. */
+  override def partitionValueReducer(from: TransformExpression, to: TransformExpression): Option[Any => Any] = None
 }

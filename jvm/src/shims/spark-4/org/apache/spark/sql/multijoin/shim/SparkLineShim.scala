@@ -1,6 +1,7 @@
 package org.apache.spark.sql.multijoin.shim
 
-import org.apache.spark.sql.catalyst.expressions.Expression
+import org.apache.spark.sql.catalyst.expressions.{Expression, TransformExpression}
+import org.apache.spark.sql.connector.catalog.functions.Reducer
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.execution.{CommandExecutionMode, QueryExecution}
 
@@ -24,4 +25,11 @@ private[multijoin] trait SparkLineShim extends SparkShimApi {
 
   /** Spark 4 shuffles rows into a key-grouped partitioning by value (KeyGroupedPartitioner). */
   override protected def shufflesByPartitionValue: Boolean = true
+
+  /** Spark 4's compatible transforms (TransformExpression.reducers, from ReducibleFunction). */
+  override def partitionValueReducer(from: TransformExpression, to: TransformExpression): Option[Any => Any] =
+    from.reducers(to).map { reducer =>
+      val typed = reducer.asInstanceOf[Reducer[Any, Any]]
+      (value: Any) => typed.reduce(value)
+    }
 }

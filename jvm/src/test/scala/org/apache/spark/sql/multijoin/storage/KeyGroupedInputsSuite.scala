@@ -151,7 +151,19 @@ class KeyGroupedInputsSuite extends AnyFunSuite with ExtensionSession {
     test("the common values: the sorted union of every input's, each once") {
       val layouts = Seq(grouped(k1, bucket(8, k1), 3, 0, 5), grouped(k2, bucket(8, k2), 5, 1))
         .zip(Seq(k1, k2)).map { case (s, k) => layout(Seq(k), s.outputPartitioning).toOption.get }
-      assert(commonValues(layouts).map(_.getInt(0)) == Seq(0, 1, 3, 5))
+      assert(commonValues(layouts.head.expressions, layouts.map(_.values)).map(_.getInt(0)) == Seq(0, 1, 3, 5))
+    }
+
+    test("reducible onto another layout: the same one, or a multiple of its bucket count whose source says how") {
+      def layoutOf(key: Attribute, expression: Expression, values: Int*) =
+        layout(Seq(key), grouped(key, expression, values: _*).outputPartitioning).toOption.get
+      val eight = layoutOf(k1, bucket(8, k1), 0, 1)
+      assert(reducibleOnto(layoutOf(k2, bucket(8, k2), 1), eight).contains(Seq(None)), "the same layout: nothing to map")
+      assert(reducibleOnto(layoutOf(k2, bucket(4, k2), 1), eight).isEmpty, "fewer buckets")
+      assert(reducibleOnto(layoutOf(k2, bucket(12, k2), 1), eight).isEmpty, "not a multiple")
+      assert(reducibleOnto(layoutOf(k2, k2, 1), eight).isEmpty, "the column itself")
+      // A multiple, but this test's transform is no ReducibleFunction: no mapping is made up.
+      assert(reducibleOnto(layoutOf(k2, bucket(16, k2), 1), eight).isEmpty, "a source that cannot reduce")
     }
 
     test("over co-partitioned inputs the operator requires no distribution; FULL reports the layout on its key column, LEFT the driver's") {
@@ -198,9 +210,9 @@ class KeyGroupedInputsSuite extends AnyFunSuite with ExtensionSession {
       } else {
         val result = rewritten(join)
         assert(result.keyGroupedInputs)
-        // Rows of values the layout does not list may sit anywhere: Spark must not pair the
-        // output with another table's buckets.
-        assert(SparkShim.mayContainUnknownPartitionKeys(result.outputPartitioning))
+        // Rows of values the layout does not list may sit anywhere, and a join above would push
+        // its partition values into the scans below: the output reports no layout at all.
+        assert(result.outputPartitioning.isInstanceOf[UnknownPartitioning], result.outputPartitioning)
         assert(result.children.take(2).forall(_.isInstanceOf[KeyGroupedInputExec]), result.treeString)
         val shuffle = result.children(2).asInstanceOf[ShuffleExchangeExec]
         assert(shuffle.shuffleOrigin == REPARTITION_BY_NUM, "adaptive execution must not coalesce it")
