@@ -1,4 +1,5 @@
-"""multijoin_scan_size(sql): what a query's scans will read, from its plan, on parquet tables.
+"""multijoin_scan_size(sql): what a query's scans will read, from its plan, on parquet tables; and
+multijoin_cached_scan_size(name): what they read when a cached view's rows were computed.
 
 The changed_keys materialization logs it for each input's changes (docs/dbt_package.md); Delta's
 data skipping and change feed and Iceberg's changelog are covered in
@@ -108,3 +109,40 @@ def test_the_argument_is_one_constant_string(spark):
         spark.sql("select multijoin_scan_size(concat('select ', id)) from range(1)").collect()
     with pytest.raises((IllegalArgumentException, AnalysisException), match="takes one argument"):
         spark.sql("select multijoin_scan_size()").collect()
+
+
+@pytest.mark.parametrize("adaptive", ["true", "false"])
+def test_a_cached_view_is_sized_by_the_plan_that_ran(spark, daily, adaptive):
+    """The same files and bytes as the query's own plan gives, through adaptive execution's
+    stages (a window's shuffle, a join of two days), without planning the query again."""
+    queries = [
+        f"select * from daily_parts where day > {DAYS - 3}",
+        "select k, day, row_number() over (partition by day order by k desc) as n from daily_flat where k >= 2900",
+        f"select a.k, b.day from daily_parts as a join daily_parts as b on a.k = b.k where a.day = 0 and b.day > {DAYS - 2}",
+    ]
+    spark.conf.set("spark.sql.adaptive.enabled", adaptive)
+    try:
+        for index, sql in enumerate(queries):
+            view = f"cached_size_{index}"
+            # Before it is cached: the query then reads the cache.
+            planned = scan_size(spark, sql)
+            spark.sql(f"cache table {view} as {sql}")
+            try:
+                row = spark.sql(f"select multijoin_cached_scan_size('{view}') as size").first().size
+                assert (row.files, row.bytes, row.estimated_scans) == planned, sql
+                assert row.files > 0, sql
+            finally:
+                spark.sql(f"drop view {view}")
+    finally:
+        spark.conf.unset("spark.sql.adaptive.enabled")
+
+
+def test_a_view_not_cached_is_refused(spark, daily):
+    spark.sql("create or replace temporary view not_cached as select * from daily_flat")
+    try:
+        with pytest.raises((IllegalArgumentException, AnalysisException), match="not_cached is not cached"):
+            spark.sql("select multijoin_cached_scan_size('not_cached')").collect()
+        with pytest.raises((IllegalArgumentException, AnalysisException), match="takes one argument"):
+            spark.sql("select multijoin_cached_scan_size(concat('x', id)) from range(1)").collect()
+    finally:
+        spark.catalog.dropTempView("not_cached")

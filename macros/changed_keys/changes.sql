@@ -1,7 +1,7 @@
-{#- Private: reading a changed_keys run's changes, once, before any conf of the model is set: what
-    each input reads is logged, every changed input's changed rows are read in one statement into
-    the cached changes view, their distinct keys go to the key table, and the marks each input
-    moves to are read from the same view. Both paths read this way; what a row of the view holds
+{#- Private: reading a changed_keys run's changes, once, before any conf of the model is set: every
+    changed input's changed rows are read, each input's into a cached view of its own, what each
+    read is logged from the plan that ran, the changes view is their union, their distinct keys go
+    to the key table, and the marks each input moves to are read from the same view. Both paths read this way; what a row of the view holds
     is the path's (the key recompute: recompute.sql; the partial update: partial_update.sql). An
     input whose table has not moved since the last run is not read at all, and when none moved,
     nothing is read and nothing written: the table stays as it is. -#}
@@ -73,13 +73,38 @@
 {%- endmacro %}
 
 
-{% macro _mj_changes_sql(plan, branches) -%}
-  {#- The changes view's query: the branches of the inputs read, one statement. -#}
-  {%- set parts = [] -%}
+{% macro _mj_cache_changes(plan, branches) -%}
+  {#- Each input's changes (`branches`, by input index) read once into its cached view, in plan
+      order. Returns {input index: view}. A view of its own per input: a later query finds cached
+      rows by their plan, and an Iceberg changelog's plan is never the same twice on Spark 4.1 (its
+      table is resolved anew on each reference), so its part is read from the changelog again by
+      each statement that reads the changes; in one cache over every input, every input was. -#}
+  {%- set views = {} -%}
   {%- for input in plan['inputs'] if branches.get(input['index']) is not none -%}
-    {%- do parts.append('    ' ~ branches[input['index']]) -%}
+    {%- set view = dbt_multijoin._mj_input_changes_view(input['index']) -%}
+    {%- do dbt_multijoin._mj_cache_view(view, branches[input['index']], 'dbt_multijoin_changes_' ~ input['index']) -%}
+    {%- do views.update({input['index']: view}) -%}
   {%- endfor -%}
-  {{- return('select * from (\n' ~ parts | join('\n    union all\n') ~ '\n) as changed_rows') -}}
+  {{- return(views) -}}
+{%- endmacro %}
+
+
+{% macro _mj_changes_sql(views, change_bytes) -%}
+  {#- The changes view's query: the union of the inputs' cached views, in a partition per 32 MiB
+      of the change files they read. A change feed's rows are netted per key by a window, whose
+      shuffle leaves spark.sql.shuffle.partitions partitions, and a cached plan keeps them (adaptive
+      execution does not coalesce a cache's last stage): every read of the changes would run that
+      many tasks for a few thousand rows. A coalesce merges partitions without a shuffle; none
+      where the size is not known. -#}
+  {%- set parts = [] -%}
+  {%- for view in views.values() -%}
+    {%- do parts.append('    select * from ' ~ view) -%}
+  {%- endfor -%}
+  {%- set hint = '' -%}
+  {%- if change_bytes is not none -%}
+    {%- set hint = '/*+ COALESCE(' ~ ([1, ((change_bytes / (32 * 1024 * 1024)) | round(0, 'ceil') | int)] | max) ~ ') */ ' -%}
+  {%- endif -%}
+  {{- return('select ' ~ hint ~ '* from (\n' ~ parts | join('\n    union all\n') ~ '\n) as changed_rows') -}}
 {%- endmacro %}
 
 
@@ -89,7 +114,7 @@
   {%- do dbt_multijoin._mj_drop_changed_keys_scratch(plan, relation) -%}
   {%- set read = dbt_multijoin._mj_read_inputs(plan) -%}
   {%- if not read -%}
-    {%- do dbt_multijoin._mj_log_reads(plan, {}, none) -%}
+    {%- do dbt_multijoin._mj_log_reads(plan, {}, false) -%}
     {%- do log("dbt_multijoin: " ~ model.name ~ ": no input changed since the last run: nothing to read or write", info=True) -%}
     {{- return({'read': false, 'changed_key_count': 0, 'states': dbt_multijoin._mj_next_states(plan, {})}) -}}
   {%- endif -%}
@@ -100,9 +125,11 @@
   {%- for input in read -%}
     {%- do branches.update({input['index']: dbt_multijoin._mj_partial_changes_branch(plan, input) if plan['path'] == 'partial_update' else dbt_multijoin._mj_recompute_changes_branch(plan, input)}) -%}
   {%- endfor -%}
-  {%- set change_bytes = dbt_multijoin._mj_log_reads(plan, branches, dbt_multijoin._mj_has_function('multijoin_scan_size')) -%}
+  {#- Read before they are sized: sizing them beforehand planned every input's reads twice. -#}
+  {%- set views = dbt_multijoin._mj_cache_changes(plan, branches) -%}
+  {%- set change_bytes = dbt_multijoin._mj_log_reads(plan, views, dbt_multijoin._mj_has_function('multijoin_cached_scan_size')) -%}
   {%- set changes = dbt_multijoin._mj_changes_view() -%}
-  {%- do dbt_multijoin._mj_cache_view(changes, dbt_multijoin._mj_changes_in_few_partitions(dbt_multijoin._mj_changes_sql(plan, branches), change_bytes), 'dbt_multijoin_changes') -%}
+  {%- do dbt_multijoin._mj_exec('create or replace temporary view ' ~ changes ~ ' as\n' ~ dbt_multijoin._mj_changes_sql(views, change_bytes)) -%}
   {%- if plan['path'] == 'partial_update' -%}
     {#- Before any table is written: a run this check fails leaves nothing behind. -#}
     {%- do dbt_multijoin._mj_check_one_row_per_key(plan, changes) -%}
@@ -171,18 +198,19 @@
 {%- endmacro %}
 
 
-{% macro _mj_log_reads(plan, branches, sized) -%}
-  {#- One line per input: what it reads since the last run, and (`sized`: the extension's
-      multijoin_scan_size is there) the files and bytes that will be read: each branch is planned,
-      not run, after partition pruning and file skipping, in one query for every input. Returns
-      the bytes of every input's changes, or none where that is not known (no extension, a scan
-      sized only by the statistics it reports). -#}
+{% macro _mj_log_reads(plan, views, sized) -%}
+  {#- One line per input: what it read since the last run (`views`: each read input's cached
+      changes, by input index), and (`sized`: the extension's multijoin_cached_scan_size is there)
+      the files and bytes its reads read, after partition pruning and file skipping, from the plan
+      that ran, in one query for every input. Returns the bytes of every input's changes, or none
+      where that is not known (no extension, a scan sized only by the statistics it reports). -#}
+  {%- set branches = views -%}
   {%- set found = none -%}
-  {%- if sized and branches -%}
+  {%- if sized and views -%}
     {%- set sizes = [] -%}
     {%- set fields = [] -%}
-    {%- for index, sql in branches.items() -%}
-      {%- do sizes.append('multijoin_scan_size(' ~ dbt_multijoin._mj_string_literal(sql) ~ ') as size_' ~ index) -%}
+    {%- for index, view in views.items() -%}
+      {%- do sizes.append('multijoin_cached_scan_size(' ~ dbt_multijoin._mj_string_literal(view) ~ ') as size_' ~ index) -%}
       {%- for field in ['files', 'bytes', 'estimated_scans'] -%}
         {%- do fields.append('size_' ~ index ~ '.' ~ field ~ ' as ' ~ field ~ '_' ~ index) -%}
       {%- endfor -%}
@@ -214,16 +242,3 @@
   {{- return(total['bytes'] if total['known'] else none) -}}
 {%- endmacro %}
 
-
-{% macro _mj_changes_in_few_partitions(sql, change_bytes) -%}
-  {#- `sql` (the changes query) in a partition per 32 MiB of the change files it reads. Each change
-      feed's rows are netted per key by a window, whose shuffle leaves spark.sql.shuffle.partitions
-      partitions, and a cached plan keeps its partitions (AQE does not coalesce a cache's last
-      stage): every later read of the cache would run that many tasks for a few thousand rows. A
-      coalesce merges partitions without a shuffle. Unchanged where the size is not known. -#}
-  {%- if change_bytes is none -%}
-    {{- return(sql) -}}
-  {%- endif -%}
-  {%- set partitions = [1, ((change_bytes / (32 * 1024 * 1024)) | round(0, 'ceil') | int)] | max -%}
-  {{- return('select /*+ COALESCE(' ~ partitions ~ ') */ * from (\n' ~ sql ~ '\n) as changes') -}}
-{%- endmacro %}

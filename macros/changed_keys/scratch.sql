@@ -1,6 +1,7 @@
 {#- Private: the scratch objects of a changed_keys run, their names, writing and dropping them:
-    - the changes view `<schema>__<model>__dbt_mj_changes` (temporary, cached): every changed
-      input's changed rows, read once;
+    - the changes view `<schema>__<model>__dbt_mj_changes` (temporary): every changed input's
+      changed rows, the union of `..._changes_<input index>` (temporary, cached: that input's,
+      read once);
     - the key table `<model>__dbt_mj_changed_keys`: their distinct non-NULL keys;
     - the rows table `<model>__dbt_mj_changed_rows`: the MERGE's source;
     - the NULL-rows table `<model>__dbt_mj_null_rows` (partial update): the changed inputs'
@@ -19,6 +20,12 @@
 
 {% macro _mj_changes_view() -%}
   {{- return(dbt_multijoin._mj_temp_view('changes')) -}}
+{%- endmacro %}
+
+
+{% macro _mj_input_changes_view(index) -%}
+  {#- Input `index`'s changes, cached; the changes view is their union. -#}
+  {{- return(dbt_multijoin._mj_temp_view('changes_' ~ index)) -}}
 {%- endmacro %}
 
 
@@ -59,9 +66,11 @@
 
 
 {% macro _mj_drop_changes_views(plan) -%}
-  {#- The changes view (dropping it uncaches it) and what the sources made for it. -#}
+  {#- The changes view, the inputs' cached views (dropping them uncaches them) and what the
+      sources made for them. -#}
   {%- do dbt_multijoin._mj_exec('drop view if exists ' ~ dbt_multijoin._mj_changes_view()) -%}
   {%- for input in plan['inputs'] -%}
+    {%- do dbt_multijoin._mj_exec('drop view if exists ' ~ dbt_multijoin._mj_input_changes_view(input['index'])) -%}
     {%- do dbt_multijoin._mj_source_do(input['source'], 'cleanup') -%}
   {%- endfor -%}
 {%- endmacro %}

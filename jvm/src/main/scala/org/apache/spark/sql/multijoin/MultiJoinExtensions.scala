@@ -60,6 +60,7 @@ class MultiJoinExtensions extends (SparkSessionExtensions => Unit) {
     extensions.injectQueryStageOptimizerRule(session => CoalesceToWholeWaves(session))
     extensions.injectFunction(MultiJoinExtensions.versionFunction)
     extensions.injectFunction(ScanSize.function)
+    extensions.injectFunction(ScanSize.cachedFunction)
     extensions.injectFunction(WriteGrouping.function)
     extensions.injectFunction(BloomFilterFunctions.aggregate)
     extensions.injectFunction(BloomFilterFunctions.probe)

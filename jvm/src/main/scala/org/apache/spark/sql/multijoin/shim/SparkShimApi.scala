@@ -4,7 +4,8 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Expression, TransformExpression}
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning
 import org.apache.spark.sql.connector.read.InputPartition
-import org.apache.spark.sql.execution.{ExternalAppendOnlyUnsafeRowArray, QueryExecution}
+import org.apache.spark.sql.execution.{CacheManager, ExternalAppendOnlyUnsafeRowArray, QueryExecution}
+import org.apache.spark.sql.execution.columnar.InMemoryRelation
 import org.apache.spark.util.collection.unsafe.sort.UnsafeExternalSorter
 
 /**
@@ -20,8 +21,8 @@ import org.apache.spark.util.collection.unsafe.sort.UnsafeExternalSorter
  *  - between patch releases of one minor, or with what is on the class path: Spark's
  *    KeyGroupedPartitioning gains fields in patch releases and is gone from 4.2, and Iceberg may
  *    or may not be there. One jar serves them all, so these are read by reflection when the query
- *    runs, the same code on every line, here ([[KeyGroupedPartitionings]], [[IcebergScanTasks]]),
- *    and nowhere else in the extension.
+ *    runs, the same code on every line, here ([[KeyGroupedPartitionings]], [[IcebergScanTasks]],
+ *    [[CachedRelations]]), and nowhere else in the extension.
  */
 private[multijoin] trait SparkShimApi {
 
@@ -44,6 +45,9 @@ private[multijoin] trait SparkShimApi {
    * command run (`spark.sql` runs one at once).
    */
   def unexecutedQuery(sql: String): QueryExecution
+
+  /** The cache manager of the active session (4.0 split the session into an interface and the classic one). */
+  def activeCacheManager: CacheManager
 
   /**
    * Whether the line can shuffle rows into a key-grouped partitioning by their partition values
@@ -98,6 +102,12 @@ private[multijoin] trait SparkShimApi {
   final def shuffledByPartitionValue(template: Partitioning, expressions: Seq[Expression],
       values: Seq[InternalRow]): Partitioning =
     KeyGroupedPartitionings.shuffledByValue(template, expressions, values)
+
+  // --- the cache manager's list of cached relations, by reflection (CachedRelations) ---
+
+  /** The relation the active session's cache holds under `name` (CACHE TABLE's name), if any. */
+  final def cachedRelationNamed(name: String): Option[InMemoryRelation] =
+    CachedRelations.named(activeCacheManager, name)
 
   // --- Iceberg, when it is on the class path, by reflection (IcebergScanTasks) ---
 

@@ -10,7 +10,10 @@ import org.apache.spark.sql.catalyst.catalog.HiveTableRelation
 import org.apache.spark.sql.catalyst.plans.logical.{Command, LogicalPlan}
 import org.apache.spark.sql.connector.read.{InputPartition, Scan, SupportsReportStatistics}
 import org.apache.spark.sql.execution.{FileSourceScanExec, RDDScanExec, RowDataSourceScanExec, SparkPlan}
+import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, QueryStageExec}
+import org.apache.spark.sql.execution.columnar.InMemoryRelation
 import org.apache.spark.sql.execution.datasources.{FilePartition, FileScanRDD, LogicalRelation}
+import org.apache.spark.sql.execution.exchange.ReusedExchangeExec
 import org.apache.spark.sql.execution.datasources.v2.{BatchScanExec, DataSourceV2Relation, DataSourceV2ScanExecBase, DataSourceV2ScanRelation}
 import org.apache.spark.sql.multijoin.shim.SparkShim
 import org.apache.spark.sql.types.{IntegerType, LongType, StringType, StructField, StructType}
@@ -43,6 +46,32 @@ private[multijoin] object ScanSize {
    * of no bytes: sizing is for a log line, and the query itself will say what is wrong.
    */
   def of(plan: SparkPlan): ScanSize = plan.collectLeaves().map(sized).foldLeft(Empty)(_ + _)
+
+  /**
+   * The scans a cached relation's rows were read from: the plan it ran, through adaptive
+   * execution's query stages (an exchange reused within the plan counts once, where it ran).
+   */
+  def ofCached(relation: InMemoryRelation): ScanSize = {
+    def leaves(plan: SparkPlan): Seq[SparkPlan] = plan match {
+      case adaptive: AdaptiveSparkPlanExec => leaves(adaptive.executedPlan)
+      case stage: QueryStageExec => leaves(stage.plan)
+      case _: ReusedExchangeExec => Nil
+      case leaf if leaf.children.isEmpty => Seq(leaf)
+      case other => other.children.flatMap(leaves)
+    }
+    leaves(relation.cachedPlan).map(sized).foldLeft(Empty)(_ + _)
+  }
+
+  /**
+   * The cached relation of the temporary view or table `name`, if its rows are cached: the one
+   * CACHE TABLE registered under that name, or else the one a query of it reads. By name first:
+   * it needs no analysis of the view, and a view over a relation resolved anew on each reference
+   * (an Iceberg changelog on Spark 4.1) never finds its cached rows by its plan.
+   */
+  private def cachedRelation(name: String): Option[InMemoryRelation] = {
+    SparkShim.cachedRelationNamed(name).orElse(
+      SparkShim.unexecutedQuery(s"select * from $name").withCachedData.collectFirst { case r: InMemoryRelation => r })
+  }
 
   private def sized(plan: SparkPlan): ScanSize =
     try leaf(plan)
@@ -167,13 +196,39 @@ private[multijoin] object ScanSize {
         "estimated_scans>, the files after partition pruning and file skipping, their bytes, and " +
         "how many scans were sized by their statistics instead of their files.",
       "", "", "", "misc_funcs", "0.1.0", "", "built-in"),
-    (arguments: Seq[Expression]) => arguments match {
-      case Seq(sql) if sql.foldable && sql.dataType == StringType =>
-        val text = Option(sql.eval()).map(_.asInstanceOf[UTF8String].toString).getOrElse(
-          throw new IllegalArgumentException("multijoin_scan_size(sql): sql is NULL"))
-        val size = of(planned(text))
-        Literal(InternalRow(size.files, size.bytes, size.estimatedScans), dataType)
-      case _ =>
-        throw new IllegalArgumentException("multijoin_scan_size(sql) takes one argument, the text of a query (a constant string)")
+    (arguments: Seq[Expression]) => {
+      val size = of(planned(constantText("multijoin_scan_size", "sql", "the text of a query", arguments)))
+      Literal(InternalRow(size.files, size.bytes, size.estimatedScans), dataType)
     })
+
+  /**
+   * `multijoin_cached_scan_size(name)`: what the scans read when the rows of the cached view or
+   * table `name` (CACHE TABLE) were computed, from the plan that ran, as struct<files, bytes,
+   * estimated_scans> (see [[ScanSize]]). Nothing is planned or read again. The dbt materialization
+   * logs it for each input's changes, which it caches first: sizing them beforehand planned every
+   * input's reads twice.
+   */
+  val cachedFunction: (FunctionIdentifier, ExpressionInfo, Seq[Expression] => Expression) = (
+    FunctionIdentifier("multijoin_cached_scan_size"),
+    new ExpressionInfo(
+      classOf[ScanSize].getName, null, "multijoin_cached_scan_size", "_FUNC_(name) - what the " +
+        "scans read when the rows of the cached view or table `name` were computed: " +
+        "struct<files, bytes, estimated_scans>, as multijoin_scan_size gives them.",
+      "", "", "", "misc_funcs", "0.1.0", "", "built-in"),
+    (arguments: Seq[Expression]) => {
+      val name = constantText("multijoin_cached_scan_size", "name", "the name of a cached view or table", arguments)
+      val size = ofCached(cachedRelation(name).getOrElse(
+        throw new IllegalArgumentException(s"multijoin_cached_scan_size(name): $name is not cached (CACHE TABLE it first)")))
+      Literal(InternalRow(size.files, size.bytes, size.estimatedScans), dataType)
+    })
+
+  /** The one argument of `function`, a constant string. */
+  private def constantText(function: String, argument: String, what: String, arguments: Seq[Expression]): String =
+    arguments match {
+      case Seq(text) if text.foldable && text.dataType == StringType =>
+        Option(text.eval()).map(_.asInstanceOf[UTF8String].toString).getOrElse(
+          throw new IllegalArgumentException(s"$function($argument): $argument is NULL"))
+      case _ =>
+        throw new IllegalArgumentException(s"$function($argument) takes one argument, $what (a constant string)")
+    }
 }

@@ -2,7 +2,7 @@ package org.apache.spark.sql.multijoin.shim
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{Expression, NullIntolerant, TransformExpression}
-import org.apache.spark.sql.execution.{CommandExecutionMode, QueryExecution}
+import org.apache.spark.sql.execution.{CacheManager, CommandExecutionMode, QueryExecution}
 
 /**
  * The base of the Spark 3 line (Scala 2.12): the members that are the same on each of its
@@ -20,6 +20,8 @@ private[multijoin] trait SparkLineShim extends SparkShimApi {
     val session = SparkSession.active
     new QueryExecution(session, session.sessionState.sqlParser.parsePlan(sql), mode = CommandExecutionMode.SKIP)
   }
+
+  override def activeCacheManager: CacheManager = SparkSession.active.sharedState.cacheManager
 
   /** Spark 3 has no KeyGroupedPartitioner: an input in another layout is shuffled by hash. */
   override protected def shufflesByPartitionValue: Boolean = false

@@ -3,7 +3,7 @@ package org.apache.spark.sql.multijoin.shim
 import org.apache.spark.sql.catalyst.expressions.{Expression, TransformExpression}
 import org.apache.spark.sql.connector.catalog.functions.Reducer
 import org.apache.spark.sql.classic.SparkSession
-import org.apache.spark.sql.execution.{CommandExecutionMode, QueryExecution}
+import org.apache.spark.sql.execution.{CacheManager, CommandExecutionMode, QueryExecution}
 
 /**
  * The base of the Spark 4 line (Scala 2.13): the members that are the same on each of its
@@ -22,6 +22,8 @@ private[multijoin] trait SparkLineShim extends SparkShimApi {
     val session = SparkSession.active
     new QueryExecution(session, session.sessionState.sqlParser.parsePlan(sql), mode = CommandExecutionMode.SKIP)
   }
+
+  override def activeCacheManager: CacheManager = SparkSession.active.sharedState.cacheManager
 
   /** Spark 4 shuffles rows into a key-grouped partitioning by value (KeyGroupedPartitioner). */
   override protected def shufflesByPartitionValue: Boolean = true
