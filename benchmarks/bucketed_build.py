@@ -20,14 +20,15 @@ Then, for FULL and for LEFT (driven by the first input), the same wide model bui
   bucketed table;
 
 and `a_group`: a GROUP BY on the key (a count and a sum) over the FULL multi-join of `a`, to a table
-bucketed alike. Two untimed builds of the first model warm the session up; then every model runs
-once per repetition, the order rotated each time. A measurement:
+bucketed alike. --warmup untimed repetitions of every model warm the session up (with none, the
+first build pays the JVM's warm-up); then every model runs once per repetition, the order rotated
+each time. A measurement:
 the wall time of the `dbt run` (planning, the materialization's checks, the write), the shuffle
 bytes its stages wrote, and the Exchange nodes of the plans that wrote the table. Built tables of
 one join type must hold the same number of rows. Writes results.json and results.md to
 benchmarks/results/<name>/. Ratios are within one run; the machine's other load lands in them.
 
-    .venv/bin/python -m benchmarks.bucketed_build --rows 2m,8m --k 8 --buckets 16 --reps 1
+    .venv/bin/python -m benchmarks.bucketed_build --rows 2m,8m --k 8 --buckets 16 --reps 3 --warmup 1
 """
 
 from __future__ import annotations
