@@ -346,7 +346,8 @@ def _seed(run: dict) -> int:
 
 
 def _local_files(run: dict) -> str:
-    return "memory" if run["confs"].get("spark.local.dir", "").startswith("/dev/shm") else "disk"
+    # A run that records no confs (the dbt builds of benchmarks/bucketed_build.py) used Spark's default.
+    return "memory" if run.get("confs", {}).get("spark.local.dir", "").startswith("/dev/shm") else "disk"
 
 
 def _commands(directory: Path, run: dict | None) -> list[str]:
