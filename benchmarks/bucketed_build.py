@@ -102,9 +102,8 @@ def create_inputs(spark, project, work: Path, rows: int, k: int, buckets: int) -
 
 
 def build(spark, project, model: str) -> dict:
-    # The status store is filled asynchronously: unsettled, the stages of the statement before
-    # (the previous build's row count, 16 partial counts of a few hundred bytes) would be counted
-    # as this build's shuffle.
+    # The status store is filled asynchronously: settled, so that no stage of the statement
+    # before is taken for this build's.
     executions.settle(spark)
     before_stage, before_execution = last_stage_id(spark), executions.last_execution_id(spark)
     started = time.perf_counter()
