@@ -1,8 +1,8 @@
 {#- Private: reading a changed_keys run's changes, once, before any conf of the model is set: every
     changed input's changed rows are read, each input's into a cached view of its own, what each
     read is logged from the plan that ran, the changes view is their union, their distinct keys go
-    to the key table, and the marks each input moves to are read from the same view. Both paths read this way; what a row of the view holds
-    is the path's (the key recompute: recompute.sql; the partial update: partial_update.sql). An
+    to the key table, and the marks each input moves to are read from the same view. Both paths
+    read this way; what a row of the view holds is the path's (the key recompute: recompute.sql; the partial update: partial_update.sql). An
     input whose table has not moved since the last run is not read at all, and when none moved,
     nothing is read and nothing written: the table stays as it is. -#}
 
@@ -204,7 +204,6 @@
       the files and bytes its reads read, after partition pruning and file skipping, from the plan
       that ran, in one query for every input. Returns the bytes of every input's changes, or none
       where that is not known (no extension, a scan sized only by the statistics it reports). -#}
-  {%- set branches = views -%}
   {%- set found = none -%}
   {%- if sized and views -%}
     {%- set sizes = [] -%}
@@ -221,7 +220,7 @@
   {%- for input in plan['inputs'] -%}
     {%- set line = "dbt_multijoin: " ~ model.name ~ ": input '" ~ input['name'] ~ "' (" ~ input['relation'] ~ "): " -%}
     {%- set index = input['index'] -%}
-    {%- if index not in branches -%}
+    {%- if index not in views -%}
       {%- set line = line ~ "reads nothing" -%}
     {%- elif found is none -%}
       {%- set line = line ~ "reads" -%}
@@ -234,7 +233,7 @@
       {%- do total.update({'bytes': total['bytes'] + bytes}) -%}
     {%- endif -%}
     {%- set line = line ~ " (" ~ input['reads'] ~ (", read whole once: " ~ input['whole'] if input['whole'] else "") ~ ")" -%}
-    {%- if found is not none and index in branches and (found['estimated_scans_' ~ index] | int) > 0 -%}
+    {%- if found is not none and index in views and (found['estimated_scans_' ~ index] | int) > 0 -%}
       {%- set line = line ~ "; " ~ found['estimated_scans_' ~ index] ~ " of its scans sized by the statistics they report, their files not counted" -%}
     {%- endif -%}
     {%- do log(line, info=True) -%}

@@ -13,7 +13,7 @@ import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.multijoin.MultiJoinConf
 import org.apache.spark.sql.multijoin.logical.MultiJoin
 import org.apache.spark.sql.multijoin.recognition.CoalescedKey
-import org.apache.spark.sql.multijoin.storage.{KeyGroupedInputExec, KeyGroupedInputs}
+import org.apache.spark.sql.multijoin.storage.KeyGroupedInputs
 import org.apache.spark.sql.types.StructType
 
 /**
@@ -77,13 +77,14 @@ case class MultiJoinExec(
   // coalesced key, its key columns, was partitioned by, when the inputs were partitioned alike
   // (see CoalescedKey; docs/architecture.md, "The key as a column of its own").
   // Over inputs read grouped by key of which some were shuffled into that layout by value, or are
-  // read grouped onto it from a multiple of its bucket count, no layout is reported: a
-  // storage-partitioned join above would push its partition values down into the scans of this
-  // plan, which lines the scans up anew but not the rows already shuffled by the old values, and
-  // makes a scan of another bucket count read only its buckets of those values. Spark 4.1 does so
-  // even when the layout is flagged as holding values it does not list (measured: rows lost).
+  // read grouped onto it from a multiple of its bucket count (both report the layout flagged as
+  // holding values it does not list), no layout is reported: a storage-partitioned join above
+  // would push its partition values down into the scans of this plan, which lines the scans up
+  // anew but not the rows already shuffled by the old values, and makes a scan of another bucket
+  // count read only its buckets of those values. Spark 4.1 does so even when the layout is flagged
+  // (measured: rows lost).
   override def outputPartitioning: Partitioning = joinType match {
-    case _ if keyGroupedInputs && (shuffledByValue || readsReducedInput) => unknownPartitioning
+    case _ if shuffledByValue => unknownPartitioning
     case FullOuter if keyColumns.isEmpty => unknownPartitioning
     case FullOuter if keyGroupedInputs =>
       KeyGroupedInputs.onKeyColumns(keys.head, children.head.outputPartitioning, keyColumns).getOrElse(unknownPartitioning)
@@ -94,13 +95,10 @@ case class MultiJoinExec(
 
   private def unknownPartitioning = UnknownPartitioning(children.head.outputPartitioning.numPartitions)
 
-  /** Whether an input is read grouped onto the others' bucket count from a multiple of it. */
-  private def readsReducedInput: Boolean = children.exists(_.exists {
-    case input: KeyGroupedInputExec => input.reduction.isDefined
-    case _ => false
-  })
-
-  /** Whether an input was shuffled into the others' layout by value (Spark 4; see UseKeyGroupedInputs). */
+  /**
+   * Whether an input was shuffled into the others' layout by value, or is read grouped onto it
+   * from a multiple of its bucket count (Spark 4; see UseKeyGroupedInputs): its layout is flagged.
+   */
   private def shuffledByValue: Boolean = keyGroupedInputs && keys.zip(children).exists { case (key, child) =>
     KeyGroupedInputs.layout(key, child.outputPartitioning).exists(_.shuffledByValue)
   }

@@ -142,11 +142,11 @@ object UseKeyGroupedInputs extends Rule[SparkPlan] with Logging {
     // The layout kept: the one the most inputs can be read in with no shuffle, as they are or,
     // bucketed into a multiple of its bucket count, grouped onto it (the first input's among
     // equals); the others are shuffled into it where the line can.
-    val readableIn = usable.map(t => t -> usable.filter(i => reducibleOnto(layoutOf(i), layoutOf(t)).isDefined)).toMap
+    // Per candidate layout, the inputs readable in it and how their values map onto it.
+    val readableIn = usable.map(t => t -> usable.flatMap(i => reducibleOnto(layoutOf(i), layoutOf(t)).map(i -> _))).toMap
     val target = usable.maxBy(t => (readableIn(t).size, usable.count(i => layoutOf(i).shape == layoutOf(t).shape), -t))
-    val kept = readableIn(target)
-    val reducers = kept.map(i => i -> reducibleOnto(layoutOf(i), layoutOf(target)).get)
-      .filter(_._2.exists(_.isDefined)).toMap
+    val kept = readableIn(target).map(_._1)
+    val reducers = readableIn(target).filter(_._2.exists(_.isDefined)).toMap
     val targetLayout = layoutOf(target)
     // Each kept input's partition values in the target's layout (reduced where it is bucketed
     // into a multiple), in its partition order.
