@@ -49,7 +49,16 @@
 
 
 {% macro _mj_is_transactional(relation) -%}
-  {{- return(relation.is_delta or relation.is_iceberg) -}}
+  {{- return(relation.is_delta or dbt_multijoin._mj_is_iceberg(relation)) -}}
+{%- endmacro %}
+
+
+{% macro _mj_is_iceberg(relation) -%}
+  {#- Whether an existing relation is an Iceberg table. dbt-spark reads "Provider: iceberg" from
+      SHOW TABLE EXTENDED, but an Iceberg table of Spark's session catalog (SparkSessionCatalog
+      over a Hive metastore) is listed there as "Provider: hive", with the Iceberg mark among its
+      table properties (table_type=ICEBERG). -#}
+  {{- return(relation.is_iceberg or 'table_type=iceberg' in ((relation.information or '') | lower)) -}}
 {%- endmacro %}
 
 
@@ -76,7 +85,7 @@
   {%- if file_format not in dbt_multijoin._mj_transactional_formats() -%}
     {{- return(false) -}}
   {%- endif -%}
-  {{- return(old_relation is none or (old_relation.is_delta if file_format == 'delta' else old_relation.is_iceberg)) -}}
+  {{- return(old_relation is none or (old_relation.is_delta if file_format == 'delta' else dbt_multijoin._mj_is_iceberg(old_relation))) -}}
 {%- endmacro %}
 
 
