@@ -117,12 +117,16 @@ def test_a_change_of_n_rows_after_a_one_shot_load_costs_n_keys(one_shot, path):
     assert lines["a"].startswith("reads") and not lines["a"].startswith("reads nothing"), lines
     for unchanged in ("b", "c"):
         assert lines[unchanged].startswith("reads nothing (its table is at version"), lines
+    assert project.rows(model) == project.rows(one_shot_vanilla(project, path))
+
+
+def one_shot_vanilla(project, path: str) -> str:
+    """The one-shot model of `path` from scratch: Spark's vanilla joins of the inputs now."""
     presence = path == "partial_update"
     columns = ", ".join(f"{n}.{n}_v" + (f", {n}.k is not null or null" if presence else "") for n in ("a", "b", "c"))
-    expected = (f"select coalesce(a.k, b.k, c.k) as k, {columns}"
-                f" from {project.table('a')} as a full outer join {project.table('b')} as b on a.k = b.k"
-                f" full outer join {project.table('c')} as c on coalesce(a.k, b.k) = c.k")
-    assert project.rows(model) == project.rows(expected)
+    return (f"select coalesce(a.k, b.k, c.k) as k, {columns}"
+            f" from {project.table('a')} as a full outer join {project.table('b')} as b on a.k = b.k"
+            f" full outer join {project.table('c')} as c on coalesce(a.k, b.k) = c.k")
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -133,6 +137,24 @@ def test_a_run_with_nothing_changed_reads_and_writes_nothing(one_shot, path):
     assert changed_key_counts(run.output, model) == []
     # No commit, no property: every table of the schema as the refresh before left it.
     assert table_state(one_shot["project"].spark, one_shot["project"].schema) == one_shot["state"]
+
+
+def test_a_full_refresh_with_empty_forgets_the_marks_and_the_next_run_builds_everything(one_shot):
+    """After the tests above: `dbt run --full-refresh --empty` writes empty tables that record no
+    mark, also where the format's REPLACE TABLE keeps the replaced table's properties (Iceberg's
+    does): the next run builds every row, not only what changed since the forgotten marks."""
+    project = one_shot["project"]
+    emptied = project.dbt("run", "--full-refresh", "--empty")
+    for path in PATHS:
+        model = f"wide_{path}"
+        assert emptied.status(model) == "success", emptied.describe()
+        assert not project.rows(model)
+        assert not [key for key in project.properties(model) if key.startswith("dbt_multijoin.changed_since")], project.properties(model)
+    rebuilt = project.dbt("run")
+    for path in PATHS:
+        model = f"wide_{path}"
+        assert rebuilt.status(model) == "success", rebuilt.describe()
+        assert project.rows(model) == project.rows(one_shot_vanilla(project, path))
 
 
 UNIT_TESTS = """version: 2

@@ -4,11 +4,13 @@ a change feed over it is refused naming the model, the input and its relation; a
 tests run on it unchanged. After every run the downstream model equals Spark's vanilla join of
 what readers of the merge-on-read model see with its other input. And a reader's filter on the key
 still prunes the base files the view reads. A composite key with NULL parts compacts to the
-vanilla rows.
+vanilla rows. A model switched between the layouts is rebuilt once, says so, and leaves no data
+file of the relation it replaced.
 """
 
 from __future__ import annotations
 
+import os
 import re
 
 # wide_mor: a partial-update model in the merge-on-read layout over inputs a and c (a row per key
@@ -127,6 +129,15 @@ PRUNED_MOR = (
 )
 
 
+def inputs_a_and_c(project, table_format: str, a_rows: str, c_rows: str) -> None:
+    """Inputs a and c (k int, v int, updated_at bigint) holding the rows of `a_rows` and `c_rows`
+    (a query or a VALUES list), declared as sources."""
+    for name, rows in (("a", a_rows), ("c", c_rows)):
+        project.spark.sql(f"create table {project.table(name)} (k int, v int, updated_at bigint) using {table_format}")
+        project.spark.sql(f"insert into {project.table(name)} {rows}")
+    project.sources("a", "c")
+
+
 def test_a_filter_on_the_key_prunes_what_the_view_reads(project, table_format):
     """Readers of the view who filter on the key read the base files whose key range holds it
     (Delta's data skipping, Iceberg's file metrics), not the whole base: sized from the plan by
@@ -134,11 +145,7 @@ def test_a_filter_on_the_key_prunes_what_the_view_reads(project, table_format):
     from pipeline_tests.test_scan_size import scan_size
 
     spark, table = project.spark, project.table
-    for name in ("a", "c"):
-        spark.sql(f"create table {table(name)} (k int, v int, updated_at bigint) using {table_format}")
-    spark.sql(f"insert into {table('a')} select id, id, 1000 from range(200)")
-    spark.sql(f"insert into {table('c')} select id * 2, id, 1000 from range(100)")
-    project.sources("a", "c")
+    inputs_a_and_c(project, table_format, "select id, id, 1000 from range(200)", "select id * 2, id, 1000 from range(100)")
     project.model("pruned", PRUNED_MOR)
     assert project.dbt("run").success
     spark.sql(f"update {table('a')} set v = -1, updated_at = 1001 where k in (3, 150)")
@@ -201,3 +208,50 @@ def test_a_composite_key_with_null_parts_compacts_to_the_vanilla_rows(project, t
     assert "composite: compacting" in compacted.output, compacted.output
     store = table("composite__dbt_mj_store")
     assert spark.sql(f"select count(*) from {store} where dbt_multijoin_seq > 0").first()[0] == 0
+
+
+SWITCHED = (
+    "{{{{ config(materialized='multijoin', incremental_strategy='changed_keys', one_row_per_key=true{layout}) }}}}\n"
+    "{{{{ dbt_multijoin.multi_join([source('inputs', 'a'), source('inputs', 'c')], key='k',\n"
+    "    columns={{'a': ['v'], 'c': ['v']}}, changed_since={{'a': 'updated_at', 'c': 'updated_at'}}) }}}}\n"
+)
+
+
+def data_files(path: str) -> int:
+    """How many parquet files are under `path`."""
+    return sum(name.endswith(".parquet") for _, _, names in os.walk(path) for name in names)
+
+
+def location(project, relation: str) -> str:
+    row = next(row for row in project.spark.sql(f"describe extended {relation}").collect() if row.col_name == "Location")
+    return row.data_type.removeprefix("file:")
+
+
+def test_a_model_switched_between_layouts_is_rebuilt_once_and_leaves_no_data_files(project, table_format):
+    """Table to merge-on-read and back: each switch is one full build that the run names, readers
+    see Spark's vanilla join after it, and the relation it replaced is gone with its data files
+    (an Iceberg DROP TABLE keeps them unless purged; Delta's go with the table)."""
+    spark, table = project.spark, project.table
+    inputs_a_and_c(project, table_format, "values (1, 10, 1), (2, 20, 1), (null, 30, 1)", "values (2, 200, 1), (3, 300, 1)")
+    vanilla = f"select coalesce(a.k, c.k) as k, a.v as a_v, c.v as c_v from {table('a')} as a full outer join {table('c')} as c on a.k = c.k"
+
+    def run_as(layout: str, says: str | None):
+        project.model("switched", SWITCHED.format(layout=f", layout='{layout}'" if layout else ""))
+        run = project.dbt("run")
+        assert run.success, run.describe()
+        if says:
+            assert says in run.output, run.output
+        assert project.rows(f"select k, a_v, c_v from {table('switched')}") == project.rows(vanilla)
+        return run
+
+    run_as("", None)
+    table_path = location(project, table("switched"))
+    assert data_files(table_path) > 0
+    run_as("merge_on_read", "becomes a view over")
+    store_path = location(project, table("switched__dbt_mj_store"))
+    assert data_files(store_path) > 0
+    assert data_files(table_path) == 0, table_path
+    spark.sql(f"insert into {table('c')} values (4, 400, 2)")
+    run_as("", "becomes a table (layout table); its store")
+    assert "switched__dbt_mj_store" not in project.tables()
+    assert data_files(store_path) == 0, store_path

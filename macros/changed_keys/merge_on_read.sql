@@ -95,7 +95,7 @@
   {%- do dbt_multijoin._mj_build_full(store, store_now, rows) -%}
   {%- if existing_relation is not none and existing_relation.type != 'view' -%}
     {%- do log("dbt_multijoin: " ~ model.name ~ ": " ~ existing_relation ~ " becomes a view over " ~ store ~ " (layout merge_on_read)", info=True) -%}
-    {%- do dbt_multijoin._mj_drop_own_table(existing_relation, dbt_multijoin._mj_is_transactional(existing_relation)) -%}
+    {%- do dbt_multijoin._mj_drop_own_table(existing_relation, existing_relation.is_delta) -%}
   {%- endif -%}
   {%- do dbt_multijoin._mj_exec('create or replace view ' ~ view ~ ' as\n' ~ dbt_multijoin._mj_mor_view_sql(spec, store)) -%}
   {%- do adapter.cache_added(view.incorporate(type='view')) -%}
@@ -349,13 +349,12 @@
       relation has the model's name (two metastore calls); a run that dies there leaves the store,
       and the next run builds the table again. -#}
   {%- set staging = dbt_multijoin._mj_staging_relation(relation) -%}
-  {%- do dbt_multijoin._mj_drop_own_table(staging, true) -%}
+  {%- do dbt_multijoin._mj_drop_own_table_if_present(staging) -%}
   {%- do dbt_multijoin._mj_build_full(staging, none, sql) -%}
-  {%- do log("dbt_multijoin: " ~ model.name ~ ": the view " ~ view ~ " becomes a table (layout table); its store " ~ plan['store'] ~ " is dropped", info=True) -%}
+  {#- In the table layout the plan's store is the table itself: the store left is the view's. -#}
+  {%- set store = dbt_multijoin._mj_mor_store(relation) -%}
+  {%- do log("dbt_multijoin: " ~ model.name ~ ": the view " ~ view ~ " becomes a table (layout table); its store " ~ store ~ " is dropped", info=True) -%}
   {%- do adapter.drop_relation(view) -%}
   {%- do adapter.rename_relation(staging, relation) -%}
-  {%- set store = plan['store'] -%}
-  {%- if adapter.get_relation(database=store.database, schema=store.schema, identifier=store.identifier) is not none -%}
-    {%- do dbt_multijoin._mj_drop_own_table(store, true) -%}
-  {%- endif -%}
+  {%- do dbt_multijoin._mj_drop_own_table_if_present(store) -%}
 {%- endmacro %}

@@ -27,17 +27,27 @@
 {%- endmacro %}
 
 
-{% macro _mj_drop_own_table(relation, transactional) -%}
-  {#- Drop a table this package created (staging, backup, changed keys) with its files.
-      `transactional`: whether it is a Delta or Iceberg table. Any other table is dropped with
-      PURGE: Iceberg's SparkSessionCatalog drops a non-Iceberg table's metastore entry but leaves
-      its files without it, and Spark then refuses to create a table of that name again. Delta
-      does not support PURGE (its files go with a plain DROP). -#}
+{% macro _mj_drop_own_table(relation, delta) -%}
+  {#- Drop a table this package created (staging, backup, store, scratch) with its files. `delta`:
+      whether it is a Delta table, whose files go with a plain DROP (Delta refuses PURGE). Any
+      other table is dropped with PURGE: Iceberg's DROP TABLE without it leaves every data and
+      metadata file behind, and Iceberg's SparkSessionCatalog does the same with a non-Iceberg
+      table's files, after which Spark refuses to create a table of that name again. -#}
   {%- if relation.type == 'view' -%}
     {%- do adapter.drop_relation(relation) -%}
   {%- else -%}
-    {%- do dbt_multijoin._mj_exec('drop table if exists ' ~ relation ~ ('' if transactional else ' purge')) -%}
+    {%- do dbt_multijoin._mj_exec('drop table if exists ' ~ relation ~ ('' if delta else ' purge')) -%}
     {%- do adapter.cache_dropped(relation) -%}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro _mj_drop_own_table_if_present(relation) -%}
+  {#- Drop `relation` with its files if the catalog has it, by its own format: a leftover of an
+      earlier run may be in another format than the model's now. -#}
+  {%- set found = adapter.get_relation(database=relation.database, schema=relation.schema, identifier=relation.identifier) -%}
+  {%- if found is not none -%}
+    {%- do dbt_multijoin._mj_drop_own_table(found, found.is_delta) -%}
   {%- endif -%}
 {%- endmacro %}
 
@@ -45,11 +55,6 @@
 {% macro _mj_transactional_formats() -%}
   {#- The file formats that replace and merge a table in one commit. -#}
   {{- return(['delta', 'iceberg']) -}}
-{%- endmacro %}
-
-
-{% macro _mj_is_transactional(relation) -%}
-  {{- return(relation.is_delta or dbt_multijoin._mj_is_iceberg(relation)) -}}
 {%- endmacro %}
 
 
@@ -73,19 +78,39 @@
     {%- do log("dbt_multijoin: " ~ model.name ~ ": a previous run stopped in the middle of its swap: restoring " ~ relation ~ " from " ~ backup, info=True) -%}
     {%- do adapter.rename_relation(backup, relation) -%}
   {%- else -%}
-    {%- do dbt_multijoin._mj_drop_own_table(backup, dbt_multijoin._mj_is_transactional(backup)) -%}
+    {%- do dbt_multijoin._mj_drop_own_table(backup, backup.is_delta) -%}
   {%- endif -%}
 {%- endmacro %}
 
 
-{% macro _mj_replaces_atomically(old_relation) -%}
+{% macro _mj_replaces_atomically(old_relation, sql) -%}
   {#- True when the format replaces the table in one commit: Delta or Iceberg, and the existing
-      table (if any) already is one in that format. -#}
+      table (if any) already is one in that format. Not an Iceberg table whose columns `sql` would
+      give another type at some position (a column dropped, moved or retyped): a Hive metastore
+      refuses that REPLACE ("types incompatible with the existing columns in their respective
+      positions": hive.metastore.disallow.incompatible.col.type.changes, on by default), and
+      Iceberg then cannot tell whether its commit happened. Such a table is built beside and
+      swapped in as any other (its history starts over), and the log says why. -#}
   {%- set file_format = config.get('file_format', validator=validation.any[basestring]) -%}
   {%- if file_format not in dbt_multijoin._mj_transactional_formats() -%}
     {{- return(false) -}}
   {%- endif -%}
-  {{- return(old_relation is none or (old_relation.is_delta if file_format == 'delta' else dbt_multijoin._mj_is_iceberg(old_relation))) -}}
+  {%- if old_relation is none -%}
+    {{- return(true) -}}
+  {%- endif -%}
+  {%- if file_format == 'delta' -%}
+    {{- return(old_relation.is_delta) -}}
+  {%- endif -%}
+  {%- if not dbt_multijoin._mj_is_iceberg(old_relation) -%}
+    {{- return(false) -}}
+  {%- endif -%}
+  {%- set before = adapter.get_columns_in_relation(old_relation) -%}
+  {%- set after = dbt_multijoin._mj_query_columns(sql) -%}
+  {%- for position in range([before | length, after | length] | min) if (before[position].dtype | lower) != after[position]['dtype'] -%}
+    {%- do log("dbt_multijoin: " ~ model.name ~ ": column " ~ (position + 1) ~ " of " ~ old_relation ~ " changes type (" ~ (before[position].dtype | lower) ~ " " ~ before[position].name ~ " to " ~ after[position]['dtype'] ~ " " ~ after[position]['name'] ~ "), which a Hive metastore refuses in a REPLACE TABLE: the table is built beside and swapped in; its Iceberg history starts over", info=True) -%}
+    {{- return(false) -}}
+  {%- endfor -%}
+  {{- return(true) -}}
 {%- endmacro %}
 
 
@@ -122,10 +147,13 @@
 
 {% macro _mj_write_full(target_relation, old_relation, sql) -%}
   {#- The statements of _mj_build_full. -#}
-  {%- if dbt_multijoin._mj_replaces_atomically(old_relation) -%}
+  {%- if dbt_multijoin._mj_replaces_atomically(old_relation, sql) -%}
     {%- call statement('main') -%}
       {{ create_table_as(False, target_relation, sql) }}
     {%- endcall -%}
+    {%- if old_relation is not none and dbt_multijoin._mj_is_iceberg(old_relation) -%}
+      {%- do dbt_multijoin._mj_forget_recorded(target_relation) -%}
+    {%- endif -%}
     {{- return(none) -}}
   {%- endif -%}
   {%- if config.get('location_root') is not none -%}
@@ -134,13 +162,13 @@
     {%- do dbt_multijoin._mj_fail("location_root needs file_format 'delta' or 'iceberg' (an atomic replace): a " ~ (config.get('file_format') or 'parquet') ~ " table with an explicit location cannot be built beside the previous one") -%}
   {%- endif -%}
   {%- set staging = dbt_multijoin._mj_staging_relation(target_relation) -%}
-  {%- do dbt_multijoin._mj_drop_own_table(staging, config.get('file_format') in dbt_multijoin._mj_transactional_formats()) -%}
+  {%- do dbt_multijoin._mj_drop_own_table_if_present(staging) -%}
   {%- do dbt_multijoin._mj_create_empty_then_insert(staging, none, sql, 'main') -%}
   {%- if old_relation is not none -%}
     {%- set backup = dbt_multijoin._mj_backup_relation(target_relation) -%}
     {%- do adapter.rename_relation(old_relation, backup) -%}
     {%- do adapter.rename_relation(staging, target_relation) -%}
-    {%- do dbt_multijoin._mj_drop_own_table(backup.incorporate(type=old_relation.type), dbt_multijoin._mj_is_transactional(old_relation)) -%}
+    {%- do dbt_multijoin._mj_drop_own_table(backup.incorporate(type=old_relation.type), old_relation.is_delta) -%}
   {%- else -%}
     {%- do adapter.rename_relation(staging, target_relation) -%}
   {%- endif -%}

@@ -17,6 +17,22 @@
 {%- endmacro %}
 
 
+{% macro _mj_forget_recorded(relation) -%}
+  {#- Unset every property the package recorded on `relation`. Iceberg's REPLACE TABLE keeps the
+      replaced table's properties (Delta's does not): a rebuilt table would otherwise carry the
+      marks, refill notes and merge-on-read sequence of the table it replaced, and the next run
+      would read them as its own (after a --empty build, which records no mark, it would refresh
+      an empty table from old marks). The run's own record follows the build. -#}
+  {%- set keys = [] -%}
+  {%- for key in dbt_multijoin._mj_table_properties(relation) if key.startswith('dbt_multijoin.') -%}
+    {%- do keys.append(dbt_multijoin._mj_string_literal(key)) -%}
+  {%- endfor -%}
+  {%- if keys -%}
+    {%- do dbt_multijoin._mj_exec('alter table ' ~ relation ~ ' unset tblproperties if exists (' ~ keys | join(', ') ~ ')') -%}
+  {%- endif -%}
+{%- endmacro %}
+
+
 {% macro _mj_recorded_operator(relation) -%}
   {#- The operator _mj_record_plan recorded on `relation`, or none. -#}
   {{- return(dbt_multijoin._mj_table_properties(relation).get('dbt_multijoin.operator')) -}}
