@@ -235,14 +235,13 @@ def test_a_model_switched_between_layouts_is_rebuilt_once_and_leaves_no_data_fil
     inputs_a_and_c(project, table_format, "values (1, 10, 1), (2, 20, 1), (null, 30, 1)", "values (2, 200, 1), (3, 300, 1)")
     vanilla = f"select coalesce(a.k, c.k) as k, a.v as a_v, c.v as c_v from {table('a')} as a full outer join {table('c')} as c on a.k = c.k"
 
-    def run_as(layout: str, says: str | None):
+    def run_as(layout: str, says: str | None) -> None:
         project.model("switched", SWITCHED.format(layout=f", layout='{layout}'" if layout else ""))
         run = project.dbt("run")
         assert run.success, run.describe()
         if says:
             assert says in run.output, run.output
         assert project.rows(f"select k, a_v, c_v from {table('switched')}") == project.rows(vanilla)
-        return run
 
     run_as("", None)
     table_path = location(project, table("switched"))

@@ -2,9 +2,10 @@
     changed input's changed rows are read, each input's into a cached view of its own, what each
     read is logged from the plan that ran, the changes view is their union, their distinct keys go
     to the key table, and the marks each input moves to are read from the same view. Both paths
-    read this way; what a row of the view holds is the path's (the key recompute: recompute.sql; the partial update: partial_update.sql). An
-    input whose table has not moved since the last run is not read at all, and when none moved,
-    nothing is read and nothing written: the table stays as it is. -#}
+    read this way; what a row of the view holds is the path's (the key recompute: recompute.sql;
+    the partial update: partial_update.sql). An input whose table has not moved since the last run
+    is not read at all, and when none moved, nothing is read and nothing written: the table stays
+    as it is. -#}
 
 {#- SQL pieces the paths share. -#}
 {% macro _mj_any_key_null(alias, keys) -%}
