@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import shlex
+import shutil
 import statistics
 import sys
 import time
@@ -163,7 +164,18 @@ def measure_size(spark, args, rows: int) -> dict:
         agreed = {measured[model_name(join_type, b)]["rows"] for b in BUILDS}
         if len(agreed) != 1:
             raise RuntimeError(f"{rows:,} keys, {join_type}: the builds disagree on the rows: {agreed}")
+    drop_schema(spark, project)
+    shutil.rmtree(directory, ignore_errors=True)
     return {"rows": rows, "input_rows": counts, "schema": project.schema, "builds": measured}
+
+
+def drop_schema(spark, project) -> None:
+    """The size's tables, dropped with their files: each build replaces its model's Iceberg table in
+    place, which keeps the replaced snapshots and their files (a 2M run at 3 repetitions left 14 GB),
+    and the next size needs the disk."""
+    for table in project.tables():
+        spark.sql(f"drop table {project.table(table)} purge")
+    spark.sql(f"drop database {project.schema} cascade")
 
 
 def evaluate(size: dict, join_types: list[str]) -> list[tuple[str, str, bool]]:
@@ -236,7 +248,8 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
     if own_session:
         from testkit.formats import build_format_session
 
-        spark = build_format_session("iceberg", args.work_dir.resolve() / f"state-{time.time_ns()}",
+        state = args.work_dir.resolve() / f"state-{time.time_ns()}"
+        spark = build_format_session("iceberg", state,
                                      "dbt-multijoin-bucketed-build-bench",
                                      {"spark.driver.memory": args.driver_memory,
                                       "spark.sql.autoBroadcastJoinThreshold": "-1"})
@@ -251,6 +264,7 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
     finally:
         if own_session:
             spark.stop()
+            shutil.rmtree(state, ignore_errors=True)
     write_results(out, results, markdown(results))
     return results
 
