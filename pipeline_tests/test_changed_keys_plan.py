@@ -7,7 +7,11 @@
 - a refresh costs what changed since the last run, ties included: after a one-shot load that
   stamps one changed_since value on every row, and N rows of one input changed since (some of
   them stamped with that very value), a run logs N changed keys, reads only that input, and a run
-  after it with nothing changed reads nothing and writes nothing. On both paths.
+  after it with nothing changed reads nothing and writes nothing. On both paths;
+- a refresh reads its changes in a few partitions, not spark.sql.shuffle.partitions of them:
+  adaptive execution does not coalesce a cached query's last stage, and a read whose last operator
+  shuffles (the compare of the rows at the mark) would otherwise cache that many partitions and
+  run that many tasks for a handful of rows.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import re
 
 import pytest
 
-from testkit.executions import METADATA_ROOT, last_execution_id, roots_since
+from testkit.executions import METADATA_ROOT, last_execution_id, roots_since, stage_tasks_since
 from testkit.input_changes import INPUTS, Inputs, full_rebuild, model_sql
 
 
@@ -74,6 +78,8 @@ ONE_SHOT_MODEL = (
     "    columns={{'a': ['a_v'], 'b': ['b_v'], 'c': ['c_v']}}, changed_since='load') }}}}\n"
 )
 PATHS = {"recompute": "", "partial_update": ", one_row_per_key=true"}
+# The shuffle partitions of the one-shot's refresh.
+MANY_PARTITIONS = 40
 
 
 def changed_key_counts(output: str, model: str) -> list[int]:
@@ -102,10 +108,18 @@ def one_shot(spark, table_format, tmp_path_factory) -> dict:
     assert (built := project.dbt("run")).success, built.describe()
     spark.sql(f"update {project.table('a')} set a_v = a_v + 1000, load = 2 where k < 7")
     spark.sql(f"update {project.table('a')} set a_v = a_v + 1000 where k between 100 and 102")
-    changed = project.dbt("run")
+    # The refresh at more shuffle partitions than the session's 4 (dbt runs in this session), for
+    # test_a_refresh_reads_its_changes_in_a_few_partitions.
+    before, partitions = last_execution_id(spark), spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", str(MANY_PARTITIONS))
+    try:
+        changed = project.dbt("run")
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", partitions)
+    stage_tasks = stage_tasks_since(spark, before)
     state = table_state(spark, project.schema)
     again = project.dbt("run")
-    return {"project": project, "changed": changed, "state": state, "again": again}
+    return {"project": project, "changed": changed, "stage_tasks": stage_tasks, "state": state, "again": again}
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -118,6 +132,17 @@ def test_a_change_of_n_rows_after_a_one_shot_load_costs_n_keys(one_shot, path):
     for unchanged in ("b", "c"):
         assert lines[unchanged].startswith("reads nothing (its table is at version"), lines
     assert project.rows(model) == project.rows(one_shot_vanilla(project, path))
+
+
+def test_a_refresh_reads_its_changes_in_a_few_partitions(one_shot):
+    """The one-shot's refresh, at MANY_PARTITIONS shuffle partitions, reads the rows of a at the
+    mark at two versions and compares them (an aggregate, then a window): no stage of it runs
+    that many tasks. Adaptive execution coalesces every other query's shuffles; the cached reads
+    of the changes are the hint's to size (a cache's last stage is not coalesced)."""
+    assert one_shot["changed"].success, one_shot["changed"].describe()
+    assert one_shot["stage_tasks"], "the refresh ran no stage"
+    wide = [(root, tasks) for root, tasks in one_shot["stage_tasks"] if max(tasks, default=0) >= MANY_PARTITIONS]
+    assert not wide, wide
 
 
 def one_shot_vanilla(project, path: str) -> str:
@@ -223,3 +248,4 @@ def test_a_unit_test_checks_the_full_build(project, table_format):
     message = tested.message("ut_recomputed_as_incremental")
     assert "model 'recomputed' (unit test 'ut_recomputed_as_incremental')" in message, message
     assert "is_incremental has no meaning" in message and "Drop the is_incremental override" in message, message
+

@@ -41,3 +41,22 @@ def roots_since(spark, after_execution_id: int) -> list[str]:
     settle(spark)
     return [plan_root(e) for e in sorted(executions(spark), key=lambda e: int(e.executionId()))
             if int(e.executionId()) > after_execution_id]
+
+
+def stage_tasks_since(spark, after_execution_id: int) -> list[tuple[str, list[int]]]:
+    """Per execution with an id above `after_execution_id`, in order: its plan root and the task
+    counts of the stages it ran (skipped stages, which AQE planned over shuffles already written,
+    count none)."""
+    settle(spark)
+    tracker = spark.sparkContext.statusTracker()
+    found = []
+    for execution in sorted(executions(spark), key=lambda e: int(e.executionId())):
+        if int(execution.executionId()) <= after_execution_id:
+            continue
+        stages, ids = [], execution.stages().iterator()
+        while ids.hasNext():
+            info = tracker.getStageInfo(int(ids.next()))
+            if info is not None and info.numCompletedTasks:
+                stages.append(info.numTasks)
+        found.append((plan_root(execution), stages))
+    return found

@@ -79,11 +79,19 @@
       order. Returns {input index: view}. A view of its own per input: a later query finds cached
       rows by their plan, and an Iceberg changelog's plan is never the same twice on Spark 4.1 (its
       table is resolved anew on each reference), so its part is read from the changelog again by
-      each statement that reads the changes; in one cache over every input, every input was. -#}
+      each statement that reads the changes; in one cache over every input, every input was.
+      A cache keeps the partitions of its query's last stage, and adaptive execution does not
+      coalesce that stage: an input's changes whose last operator shuffles (the tie compare's
+      aggregate, a change feed's window) would be cached in spark.sql.shuffle.partitions
+      partitions, 200 tasks by default for a few thousand rows, and cost more than the rebuild.
+      The extension's MULTIJOIN_COALESCE_BY_SIZE hint merges them into a partition per 32 MiB of
+      the size Spark estimates for them (their scans' files, an estimate from above); a session
+      without the extension ignores the hint, with Spark's warning. -#}
   {%- set views = {} -%}
   {%- for input in plan['inputs'] if branches.get(input['index']) is not none -%}
     {%- set view = dbt_multijoin._mj_input_changes_view(input['index']) -%}
-    {%- do dbt_multijoin._mj_cache_view(view, branches[input['index']], 'dbt_multijoin_changes_' ~ input['index']) -%}
+    {%- set sized = 'select /*+ MULTIJOIN_COALESCE_BY_SIZE(' ~ 32 * 1024 * 1024 ~ ') */ * from (\n' ~ branches[input['index']] ~ '\n) as input_changes' -%}
+    {%- do dbt_multijoin._mj_cache_view(view, sized, 'dbt_multijoin_changes_' ~ input['index']) -%}
     {%- do views.update({input['index']: view}) -%}
   {%- endfor -%}
   {{- return(views) -}}
@@ -92,11 +100,10 @@
 
 {% macro _mj_changes_sql(views, change_bytes) -%}
   {#- The changes view's query: the union of the inputs' cached views, in a partition per 32 MiB
-      of the change files they read. A change feed's rows are netted per key by a window, whose
-      shuffle leaves spark.sql.shuffle.partitions partitions, and a cached plan keeps them (adaptive
-      execution does not coalesce a cache's last stage): every read of the changes would run that
-      many tasks for a few thousand rows. A coalesce merges partitions without a shuffle; none
-      where the size is not known. -#}
+      of the change files they read. Each cache holds a partition per 32 MiB of an estimate from
+      above (_mj_cache_changes); the files the reads did read are known now, and usually far fewer:
+      every read of the changes would otherwise run a task per cached partition. A coalesce merges
+      partitions without a shuffle; none where the size is not known. -#}
   {%- set parts = [] -%}
   {%- for view in views.values() -%}
     {%- do parts.append('    select * from ' ~ view) -%}

@@ -7,7 +7,7 @@ import org.apache.spark.sql.multijoin.bloom.{BloomFilterFunctions, MultiJoinHash
 import org.apache.spark.sql.multijoin.execution.{CoalesceToWholeWaves, MultiJoinStrategy}
 import org.apache.spark.sql.multijoin.loading.{ExtensionClassLoading, SparkVersionGuard}
 import org.apache.spark.sql.multijoin.recognition.{CollapseMultiJoinChain, PushFilterThroughMultiJoinHint, ResolveMultiJoinHint}
-import org.apache.spark.sql.multijoin.storage.{ScanSize, UseKeyGroupedInputs, UseKeyGroupedInputsColumnarRule, WriteGrouping}
+import org.apache.spark.sql.multijoin.storage.{PlanCoalesceBySize, ResolveCoalesceBySizeHint, ScanSize, UseKeyGroupedInputs, UseKeyGroupedInputsColumnarRule, WriteGrouping}
 
 /**
  * Entry point, loaded with `spark.sql.extensions=org.apache.spark.sql.multijoin.MultiJoinExtensions`.
@@ -32,6 +32,10 @@ import org.apache.spark.sql.multijoin.storage.{ScanSize, UseKeyGroupedInputs, Us
  *     as one group, then [[execution.CoalesceToWholeWaves]] regroups them into whole waves of tasks
  *     (query-stage optimizer rules run after Spark's own).
  *
+ * Beside the multi-join, one more hint: `MULTIJOIN_COALESCE_BY_SIZE(bytes)` merges its query's
+ * partitions into one per `bytes` of its estimated size (resolved in analysis, planned pre-CBO:
+ * see [[storage.CoalesceBySize]]), which the dbt package's cached reads use.
+ *
  * SQL functions come with it, for the dbt materialization: `multijoin_version()`,
  * `multijoin_scan_size(sql)` (what a query's scans will read, see [[storage.ScanSize]]), which it
  * logs per input, `multijoin_write_grouping(sql, transforms)` (whether a query's output is grouped
@@ -50,10 +54,12 @@ class MultiJoinExtensions extends (SparkSessionExtensions => Unit) {
     // closes it with the first client session; see ExtensionClassLoading).
     ExtensionClassLoading.loadAllClasses()
     extensions.injectResolutionRule(_ => ResolveMultiJoinHint)
+    extensions.injectResolutionRule(_ => ResolveCoalesceBySizeHint)
     extensions.injectOptimizerRule(_ => PushFilterThroughMultiJoinHint)
     extensions.injectPreCBORule(_ => CollapseMultiJoinChain)
     // Pre-CBO rules run in the order they are injected, in one batch.
     extensions.injectPreCBORule(_ => RuntimeBloomFilter)
+    extensions.injectPreCBORule(session => PlanCoalesceBySize(session))
     extensions.injectPlannerStrategy(_ => MultiJoinStrategy)
     extensions.injectQueryStagePrepRule(_ => UseKeyGroupedInputs)
     extensions.injectColumnar(_ => UseKeyGroupedInputsColumnarRule)
