@@ -44,7 +44,7 @@ from pathlib import Path
 
 from benchmarks import workload
 from benchmarks.report import _table, rows_label, write_results
-from benchmarks.run import _machine, log, rotated, rows_list_arg
+from benchmarks.run import _machine, drop_schema, log, rotated, rows_list_arg
 from benchmarks.stages import io_since, last_stage_id
 from testkit import executions
 
@@ -164,18 +164,9 @@ def measure_size(spark, args, rows: int) -> dict:
         agreed = {measured[model_name(join_type, b)]["rows"] for b in BUILDS}
         if len(agreed) != 1:
             raise RuntimeError(f"{rows:,} keys, {join_type}: the builds disagree on the rows: {agreed}")
-    drop_schema(spark, project)
+    drop_schema(spark, project, "iceberg")  # bucketed inputs: Iceberg's bucket transforms
     shutil.rmtree(directory, ignore_errors=True)
     return {"rows": rows, "input_rows": counts, "schema": project.schema, "builds": measured}
-
-
-def drop_schema(spark, project) -> None:
-    """The size's tables, dropped with their files: each build replaces its model's Iceberg table in
-    place, which keeps the replaced snapshots and their files (a 2M run at 3 repetitions left 14 GB),
-    and the next size needs the disk."""
-    for table in project.tables():
-        spark.sql(f"drop table {project.table(table)} purge")
-    spark.sql(f"drop database {project.schema} cascade")
 
 
 def evaluate(size: dict, join_types: list[str]) -> list[tuple[str, str, bool]]:

@@ -61,7 +61,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.report import _table, rows_label, write_results
-from benchmarks.run import _machine, list_arg, log, rows_arg, rows_list_arg
+from benchmarks.run import _machine, drop_schema, list_arg, log, rows_arg, rows_list_arg
 from benchmarks.stages import executions_since, io_since, last_stage_id, stages_since
 from benchmarks.workload import SCRAMBLE
 from testkit.executions import last_execution_id
@@ -458,7 +458,7 @@ def measure_size(spark, args, rows: int, directory: Path) -> dict:
     size["tables_at_end"] = {name: table_facts(spark, args.table_format, table) for name, table in stored.items()}
     size["inputs_at_end"] = {f"t{i}": table_facts(spark, args.table_format, inputs.table(i)) for i in (1, 2)}
     if not args.keep:
-        spark.sql(f"drop database {project.schema} cascade")
+        drop_schema(spark, project, args.table_format)
         shutil.rmtree(directory, ignore_errors=True)
     return size
 

@@ -149,6 +149,17 @@ def parse(argv: list[str] | None):
     return args, groups
 
 
+def drop_schema(spark, project, table_format: str) -> None:
+    """A measured size's dbt project schema dropped with its tables' files, for the next size's
+    disk: an Iceberg table is dropped with PURGE (a DROP alone leaves its files, and a table a
+    build replaced in place keeps the files of every snapshot it replaced); a Delta table's DROP
+    deletes a managed table's files already."""
+    purge = " purge" if table_format == "iceberg" else ""
+    for table in project.tables():
+        spark.sql(f"drop table {project.table(table)}{purge}")
+    spark.sql(f"drop database {project.schema} cascade")
+
+
 def rotated(strategies, warmup: int, reps: int):
     """(repetition, strategy) in the order they run: the untimed repetitions first (negative),
     every strategy once per repetition, the order rotated each time so that drift hits all
