@@ -155,8 +155,9 @@ def drop_schema(spark, project, table_format: str) -> None:
     build replaced in place keeps the files of every snapshot it replaced); a Delta table's DROP
     deletes a managed table's files already."""
     purge = " purge" if table_format == "iceberg" else ""
-    for table in project.tables():
-        spark.sql(f"drop table {project.table(table)}{purge}")
+    for table in spark.catalog.listTables(project.schema):
+        if table.tableType != "VIEW":  # views (the fixed-cost model) go with the schema
+            spark.sql(f"drop table {project.table(table.name)}{purge}")
     spark.sql(f"drop database {project.schema} cascade")
 
 

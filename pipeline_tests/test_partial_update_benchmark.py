@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 
 from benchmarks import partial_update
+from benchmarks.run import drop_schema
 
 
 def test_the_partial_update_benchmark_runs_and_equals_a_full_rebuild(spark, table_format, tmp_path):
@@ -68,3 +70,20 @@ def test_the_merge_on_read_benchmark_runs_and_its_view_equals_a_full_rebuild(spa
         assert "## Merge-on-read: readers and compaction" in (out / "results.md").read_text()
     finally:
         spark.sql(f"drop database if exists {size['schema']} cascade")
+
+
+def test_a_measured_size_is_dropped_with_its_files(spark, table_format, tmp_path):
+    """What the harnesses do after a size (without --keep): every table dropped with its files,
+    views and the schema with them, so that the next size has the disk."""
+    from testkit.dbt import PipelineProject
+
+    project = PipelineProject.create(spark, tmp_path, table_format)
+    spark.sql(f"create table {project.table('t')} using {table_format} as select 1 as k")
+    spark.sql(f"create view {project.table('v')} as select * from {project.table('t')}")
+    location = spark.sql(f"describe detail {project.table('t')}").first()["location"] if table_format == "delta" else \
+        spark.sql(f"select file_path from {project.table('t')}.files").first()[0]
+    path = Path(location.removeprefix("file:"))
+    assert path.exists(), path
+    drop_schema(spark, project, table_format)
+    assert project.schema not in [d.name for d in spark.catalog.listDatabases()]
+    assert not path.exists(), path
