@@ -248,4 +248,3 @@ def test_a_unit_test_checks_the_full_build(project, table_format):
     message = tested.message("ut_recomputed_as_incremental")
     assert "model 'recomputed' (unit test 'ut_recomputed_as_incremental')" in message, message
     assert "is_incremental has no meaning" in message and "Drop the is_incremental override" in message, message
-

@@ -36,23 +36,25 @@ def plan_root(execution) -> str:
     return next((line.strip() for line in plan.splitlines() if line.strip() and not line.startswith("==")), "")
 
 
+def executions_after(spark, after_execution_id: int) -> list:
+    """The executions with an id above `after_execution_id`, in order, once the store has seen them."""
+    settle(spark)
+    return [e for e in sorted(executions(spark), key=lambda e: int(e.executionId()))
+            if int(e.executionId()) > after_execution_id]
+
+
 def roots_since(spark, after_execution_id: int) -> list[str]:
     """The plan roots of the executions with an id above `after_execution_id`, in order."""
-    settle(spark)
-    return [plan_root(e) for e in sorted(executions(spark), key=lambda e: int(e.executionId()))
-            if int(e.executionId()) > after_execution_id]
+    return [plan_root(e) for e in executions_after(spark, after_execution_id)]
 
 
 def stage_tasks_since(spark, after_execution_id: int) -> list[tuple[str, list[int]]]:
     """Per execution with an id above `after_execution_id`, in order: its plan root and the task
     counts of the stages it ran (skipped stages, which AQE planned over shuffles already written,
     count none)."""
-    settle(spark)
     tracker = spark.sparkContext.statusTracker()
     found = []
-    for execution in sorted(executions(spark), key=lambda e: int(e.executionId())):
-        if int(execution.executionId()) <= after_execution_id:
-            continue
+    for execution in executions_after(spark, after_execution_id):
         stages, ids = [], execution.stages().iterator()
         while ids.hasNext():
             info = tracker.getStageInfo(int(ids.next()))

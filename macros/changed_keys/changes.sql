@@ -63,6 +63,12 @@
 {%- endmacro %}
 
 
+{% macro _mj_change_partition_bytes() -%}
+  {#- The bytes of a partition of the changes: each input's cache, then the changes view. -#}
+  {{- return(32 * 1024 * 1024) -}}
+{%- endmacro %}
+
+
 {#- Reading the changes. -#}
 {% macro _mj_read_inputs(plan) -%}
   {#- The inputs the run reads: their table moved since the last run, or they are read whole. -#}
@@ -90,7 +96,7 @@
   {%- set views = {} -%}
   {%- for input in plan['inputs'] if branches.get(input['index']) is not none -%}
     {%- set view = dbt_multijoin._mj_input_changes_view(input['index']) -%}
-    {%- set sized = 'select /*+ MULTIJOIN_COALESCE_BY_SIZE(' ~ 32 * 1024 * 1024 ~ ') */ * from (\n' ~ branches[input['index']] ~ '\n) as input_changes' -%}
+    {%- set sized = 'select /*+ MULTIJOIN_COALESCE_BY_SIZE(' ~ dbt_multijoin._mj_change_partition_bytes() ~ ') */ * from (\n' ~ branches[input['index']] ~ '\n) as input_changes' -%}
     {%- do dbt_multijoin._mj_cache_view(view, sized, 'dbt_multijoin_changes_' ~ input['index']) -%}
     {%- do views.update({input['index']: view}) -%}
   {%- endfor -%}
@@ -110,7 +116,7 @@
   {%- endfor -%}
   {%- set hint = '' -%}
   {%- if change_bytes is not none -%}
-    {%- set hint = '/*+ COALESCE(' ~ ([1, ((change_bytes / (32 * 1024 * 1024)) | round(0, 'ceil') | int)] | max) ~ ') */ ' -%}
+    {%- set hint = '/*+ COALESCE(' ~ ([1, ((change_bytes / dbt_multijoin._mj_change_partition_bytes()) | round(0, 'ceil') | int)] | max) ~ ') */ ' -%}
   {%- endif -%}
   {{- return('select ' ~ hint ~ '* from (\n' ~ parts | join('\n    union all\n') ~ '\n) as changed_rows') -}}
 {%- endmacro %}
