@@ -156,7 +156,9 @@ def drop_schema(spark, project, table_format: str) -> None:
     deletes a managed table's files already."""
     purge = " purge" if table_format == "iceberg" else ""
     for table in spark.catalog.listTables(project.schema):
-        if table.tableType != "VIEW":  # views (the fixed-cost model) go with the schema
+        # Views (the fixed-cost model) go with the schema; the session's temporary views (a
+        # harness's inputs) are listed with any schema's tables and are not the schema's.
+        if table.tableType in ("MANAGED", "EXTERNAL"):
             spark.sql(f"drop table {project.table(table.name)}{purge}")
     spark.sql(f"drop database {project.schema} cascade")
 

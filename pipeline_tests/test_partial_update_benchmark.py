@@ -72,14 +72,17 @@ def test_the_merge_on_read_benchmark_runs_and_its_view_equals_a_full_rebuild(spa
         spark.sql(f"drop database if exists {size['schema']} cascade")
 
 
-def test_a_measured_size_is_dropped_with_its_files(spark, table_format, tmp_path):
+def test_a_measured_size_is_dropped_with_its_files(spark, table_format, tmp_path, request):
     """What the harnesses do after a size (without --keep): every table dropped with its files,
-    views and the schema with them, so that the next size has the disk."""
+    views and the schema with them, so that the next size has the disk; the session's temporary
+    views (a harness's inputs, which the catalog lists with the schema's tables) left alone."""
     from testkit.dbt import PipelineProject
 
     project = PipelineProject.create(spark, tmp_path, table_format)
     spark.sql(f"create table {project.table('t')} using {table_format} as select 1 as k")
     spark.sql(f"create view {project.table('v')} as select * from {project.table('t')}")
+    spark.range(1).createOrReplaceTempView("a_harness_input")
+    request.addfinalizer(lambda: spark.catalog.dropTempView("a_harness_input"))
     location = spark.sql(f"describe detail {project.table('t')}").first()["location"] if table_format == "delta" else \
         spark.sql(f"select file_path from {project.table('t')}.files").first()[0]
     path = Path(location.removeprefix("file:"))
@@ -87,3 +90,4 @@ def test_a_measured_size_is_dropped_with_its_files(spark, table_format, tmp_path
     drop_schema(spark, project, table_format)
     assert project.schema not in [d.name for d in spark.catalog.listDatabases()]
     assert not path.exists(), path
+    assert spark.catalog.tableExists("a_harness_input")
