@@ -99,8 +99,11 @@
   {%- if not modules.re.fullmatch('\\d+', since) -%}
     {{- return('the recorded version ' ~ since ~ ' is not a Delta version') -}}
   {%- endif -%}
+  {#- The commits from the recorded version to the one the plan saw, newest first: a table's
+      whole history can hold thousands (every commit within its log retention). -#}
+  {%- set commits = [(source['version'] | int) - (since | int) + 1, 1] | max -%}
   {%- set written = [] -%}
-  {%- for row in run_query('describe history ' ~ source['input']['relation']) -%}
+  {%- for row in run_query('describe history ' ~ source['input']['relation'] ~ ' limit ' ~ commits) -%}
     {%- if (row['version'] | int) == (since | int) -%}
       {%- do written.append(row['timestamp']) -%}
     {%- elif (row['version'] | int) > (since | int) and (row['operation'] or '').startswith('VACUUM') -%}
