@@ -22,6 +22,7 @@ import time
 import pytest
 
 from testkit.executions import METADATA_ROOT, last_execution_id, roots_since, stage_tasks_since
+from testkit.formats import delta_version
 from testkit.input_changes import INPUTS, Inputs, full_rebuild, model_sql
 
 
@@ -34,7 +35,7 @@ def table_state(spark, schema: str) -> dict[str, tuple]:
             continue
         name = f"{schema}.{row.tableName}"
         properties = {r.key: r.value for r in spark.sql(f"show tblproperties {name}").collect()}
-        version = spark.sql(f"describe history {name} limit 1").collect()[0].version if "delta.minReaderVersion" in properties else None
+        version = delta_version(spark, name) if "delta.minReaderVersion" in properties else None
         state[name] = (tuple(sorted(properties.items())), version)
     return state
 
@@ -92,6 +93,14 @@ def read_lines(output: str, model: str) -> dict[str, str]:
     return {m.group(1): m.group(2) for m in re.finditer(rf"dbt_multijoin: {model}: input '(\w+)' \([\w.]+\): (reads .*)", output)}
 
 
+def load_one_shot_inputs(project, table_format: str) -> None:
+    """Inputs a, b and c of ONE_SHOT_MODEL, 200 keys each, loaded once with load = 1."""
+    for name in ("a", "b", "c"):
+        project.spark.sql(f"create table {project.table(name)} using {table_format} as "
+                          f"select cast(id as int) as k, cast(id as int) as {name}_v, 1 as load from range(200)")
+    project.sources("a", "b", "c")
+
+
 @pytest.fixture(scope="module")
 def one_shot(spark, table_format, tmp_path_factory) -> dict:
     """The models of both paths built over the one-shot load; then 7 rows of a updated by a new
@@ -100,10 +109,7 @@ def one_shot(spark, table_format, tmp_path_factory) -> dict:
     from testkit.dbt import PipelineProject
 
     project = PipelineProject.create(spark, tmp_path_factory.mktemp("one-shot"), table_format)
-    for name in ("a", "b", "c"):
-        spark.sql(f"create table {project.table(name)} using {table_format} as "
-                  f"select cast(id as int) as k, cast(id as int) as {name}_v, 1 as load from range(200)")
-    project.sources("a", "b", "c")
+    load_one_shot_inputs(project, table_format)
     for path, declared in PATHS.items():
         project.model(f"wide_{path}", ONE_SHOT_MODEL.format(declared=declared))
     assert (built := project.dbt("run")).success, built.describe()
@@ -193,10 +199,7 @@ def test_ties_that_cannot_be_compared_are_read_again_and_the_log_says_why(projec
     if table_format != "delta":
         pytest.skip("Delta's reasons (an Iceberg snapshot that is gone: test_changed_keys.py)")
     spark = project.spark
-    for name in ("a", "b", "c"):
-        spark.sql(f"create table {project.table(name)} using delta as "
-                  f"select cast(id as int) as k, cast(id as int) as {name}_v, 1 as load from range(200)")
-    project.sources("a", "b", "c")
+    load_one_shot_inputs(project, table_format)
     project.model("wide", ONE_SHOT_MODEL.format(declared=""))
     assert (built := project.dbt("run")).success, built.describe()
     a = project.table("a")
@@ -208,9 +211,9 @@ def test_ties_that_cannot_be_compared_are_read_again_and_the_log_says_why(projec
         assert read_lines(run.output, "wide")["a"].endswith(f"at or above 1: every row at the mark is read and applied again, as {reason})"), run.output
         assert project.rows("wide") == project.rows(one_shot_vanilla(project, "recompute"))
 
-    recorded = spark.sql(f"describe history {a} limit 1").first().version
+    recorded = delta_version(spark, a)
     # VACUUM lists the table's directory in spark.sql.sources.parallelPartitionDiscovery.parallelism
-    # tasks, 10,000 by default: 50 s on 2 cores for a table of a few files, 3 s in 2 tasks.
+    # tasks (10,000 by default), however few files it holds: 2 are enough here.
     spark.conf.set("spark.sql.sources.parallelPartitionDiscovery.parallelism", "2")
     try:
         spark.sql(f"vacuum {a}")
@@ -218,17 +221,17 @@ def test_ties_that_cannot_be_compared_are_read_again_and_the_log_says_why(projec
         spark.conf.unset("spark.sql.sources.parallelPartitionDiscovery.parallelism")
     refresh_reads_every_tie(f"a VACUUM ran on the table after version {recorded}",
                             f"update {a} set a_v = a_v + 1000 where k between 100 and 102")
-    recorded = spark.sql(f"describe history {a} limit 1").first().version
+    recorded = delta_version(spark, a)
     spark.sql(f"alter table {a} set tblproperties ('delta.deletedFileRetentionDuration' = 'interval 1 seconds')")
     time.sleep(2)
     refresh_reads_every_tie(f"version {recorded} is older than the table's file retention (interval 1 seconds)",
                             f"update {a} set a_v = a_v + 1000 where k between 103 and 105")
-    recorded = spark.sql(f"describe history {a} limit 1").first().version
+    recorded = delta_version(spark, a)
+    assert recorded > 0  # above the version the table created again starts from
     spark.sql(f"drop table {a}")
     # Created again with every key it held (a row deleted at the mark is seen only through the
     # compare: docs/dbt_package.md), each with a new value.
     spark.sql(f"create table {a} using delta as select cast(id as int) as k, cast(id as int) + 5000 as a_v, 1 as load from range(200)")
-    assert recorded > 0
     refresh_reads_every_tie(f"version {recorded} is no longer in the table's history",
                             f"update {a} set a_v = a_v + 1000 where k = 0")
 

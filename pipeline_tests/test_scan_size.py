@@ -17,6 +17,8 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
+from testkit.formats import delta_version
+
 DAYS = 30
 # The days written a commit each, at the end; the ones before them are one commit of a file per
 # day (a commit is seconds on 2 cores, and what is sized here is files, not commits).
@@ -71,10 +73,6 @@ def human(size: int) -> str:
 
 def snapshots(spark, table: str) -> list[int]:
     return [row.snapshot_id for row in spark.sql(f"select snapshot_id from {table}.snapshots order by committed_at").collect()]
-
-
-def delta_version(spark, table: str) -> int:
-    return spark.sql(f"describe history {table} limit 1").first().version
 
 
 @pytest.fixture(scope="module")

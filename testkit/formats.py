@@ -108,3 +108,8 @@ def build_format_session(table_format: str, state_dir: Path, app_name: str, conf
     for key, value in settings.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
+
+
+def delta_version(spark, table: str) -> int:
+    """A Delta table's latest version."""
+    return spark.sql(f"describe history {table} limit 1").first().version
