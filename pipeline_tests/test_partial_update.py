@@ -114,6 +114,10 @@ def test_a_run_that_fails_keeps_the_table_and_its_marks(project, table_format):
     assert {k: v for k, v in project.properties("wide").items() if k.startswith("dbt_multijoin.")} == \
         {k: v for k, v in marks.items() if k.startswith("dbt_multijoin.")}
     assert not [t for t in project.tables() if "__dbt_mj_" in t]
+    # The failure came after the run had created its changes' views, with the conf that keeps
+    # their plans set for them: it is put back, and no ledger is left to replay.
+    confs = {row.key: row.value for row in project.spark.sql("set").collect()}
+    assert "spark.sql.legacy.storeAnalyzedPlanForView" not in confs and "spark.dbt_multijoin.pending" not in confs, confs
 
     project.spark.sql(f"delete from {project.table('a')} where id = 900")
     again = project.dbt("run", "-s", "wide")

@@ -139,11 +139,14 @@
   {%- for input in read -%}
     {%- do branches.update({input['index']: dbt_multijoin._mj_partial_changes_branch(plan, input) if plan['path'] == 'partial_update' else dbt_multijoin._mj_recompute_changes_branch(plan, input)}) -%}
   {%- endfor -%}
-  {#- Read before they are sized: sizing them beforehand planned every input's reads twice. -#}
+  {#- Read before they are sized: sizing them beforehand planned every input's reads twice. The
+      views keep their analyzed plans: every later statement of the run reads them. -#}
+  {%- set views_conf = dbt_multijoin._mj_views_keep_their_plans() -%}
   {%- set views = dbt_multijoin._mj_cache_changes(plan, branches) -%}
   {%- set change_bytes = dbt_multijoin._mj_log_reads(plan, views, dbt_multijoin._mj_has_function('multijoin_cached_scan_size')) -%}
   {%- set changes = dbt_multijoin._mj_changes_view() -%}
   {%- do dbt_multijoin._mj_exec('create or replace temporary view ' ~ changes ~ ' as\n' ~ dbt_multijoin._mj_changes_sql(views, change_bytes)) -%}
+  {%- do dbt_multijoin._mj_restore_confs(views_conf) -%}
   {%- if plan['path'] == 'partial_update' -%}
     {#- Before any table is written: a run this check fails leaves nothing behind. -#}
     {%- do dbt_multijoin._mj_check_one_row_per_key(plan, changes) -%}

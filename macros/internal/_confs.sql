@@ -142,10 +142,7 @@
   {#- Putting everything back first changes nothing, but fails on a key Spark refuses to change
       (a static or Spark core conf) before any key is changed. -#}
   {%- do dbt_multijoin._mj_put_back(saved) -%}
-  {%- for conf in saved if conf['previous'] is not none -%}
-    {%- do dbt_multijoin._mj_exec(dbt_multijoin._mj_set_sql(dbt_multijoin._mj_ledger_saved(conf['key']), conf['previous'])) -%}
-  {%- endfor -%}
-  {%- do dbt_multijoin._mj_exec(dbt_multijoin._mj_set_sql(dbt_multijoin._mj_ledger_pending(), saved | map(attribute='key') | join(','))) -%}
+  {%- do dbt_multijoin._mj_write_ledger(saved) -%}
   {%- for conf in confs -%}
     {%- do dbt_multijoin._mj_exec(dbt_multijoin._mj_set_sql(conf['key'], conf['value'])) -%}
   {%- endfor -%}
@@ -170,6 +167,36 @@
   {%- for conf, was in zip(confs, saved) -%}
     {%- do log("dbt_multijoin: " ~ model.name ~ ": SET " ~ conf['key'] ~ "=" ~ conf['value'] ~ " (was " ~ (was['previous'] if was['previous'] is not none else "unset") ~ ")") -%}
   {%- endfor -%}
+  {{- return(saved) -}}
+{%- endmacro %}
+
+
+{% macro _mj_write_ledger(saved) -%}
+  {#- Records in the session what to restore ([{key, previous}]), before any key is changed. -#}
+  {%- for conf in saved if conf['previous'] is not none -%}
+    {%- do dbt_multijoin._mj_exec(dbt_multijoin._mj_set_sql(dbt_multijoin._mj_ledger_saved(conf['key']), conf['previous'])) -%}
+  {%- endfor -%}
+  {%- do dbt_multijoin._mj_exec(dbt_multijoin._mj_set_sql(dbt_multijoin._mj_ledger_pending(), saved | map(attribute='key') | join(','))) -%}
+{%- endmacro %}
+
+
+{% macro _mj_views_keep_their_plans() -%}
+  {#- Makes the temporary views created from now on keep the plan Spark analyzed when they were
+      created; returns the saved state that _mj_restore_confs takes to end that. A view created by
+      SQL keeps its text by default, and every statement that reads it analyzes the text again:
+      a changed_keys run's cached changes are read by several statements, and each one resolved
+      every input table again (a Delta table's older version is rebuilt from its log each time)
+      before finding the cached rows. Spark's conf for it, spark.sql.legacy.storeAnalyzedPlanForView,
+      is set under the ledger like a model's confs (a statement that fails leaves it for
+      restore_confs()), and not at all in a session other dbt threads use at the same time. -#}
+  {%- set key = 'spark.sql.legacy.storeAnalyzedPlanForView' -%}
+  {%- set listing = dbt_multijoin._mj_conf_listing() -%}
+  {%- if dbt_multijoin._mj_shares_session(listing) or listing.get(key) == 'true' -%}
+    {{- return([]) -}}
+  {%- endif -%}
+  {%- set saved = [{'key': key, 'previous': listing.get(key)}] -%}
+  {%- do dbt_multijoin._mj_write_ledger(saved) -%}
+  {%- do dbt_multijoin._mj_exec(dbt_multijoin._mj_set_sql(key, 'true')) -%}
   {{- return(saved) -}}
 {%- endmacro %}
 
