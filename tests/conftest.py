@@ -79,7 +79,10 @@ def _session_defaults(spark) -> tuple[list[str], dict[str, str]]:
 @pytest.fixture(autouse=True)
 def _reset_confs(request):
     """Every test starts from the session's confs as built: each conf of the extension unset
-    (back to its default), and every other conf a test set put back or unset."""
+    (back to its default), every other conf a test set put back or unset, and every conf the
+    session was built with that a test unset set again (`spark.conf.unset` drops a built conf to
+    Spark's default, not to the session's: shuffle partitions 200 rather than 3, which made every
+    later test of the process several times slower)."""
     if "spark" not in request.fixturenames:
         yield
         return
@@ -88,8 +91,9 @@ def _reset_confs(request):
     yield
     for key in extension_keys:
         session.conf.unset(key)
-    for key, value in explicitly_set(session).items():
-        if key not in defaults:
-            session.conf.unset(key)
-        elif value != defaults[key]:
-            session.conf.set(key, defaults[key])
+    now = explicitly_set(session)
+    for key in now.keys() - defaults.keys():
+        session.conf.unset(key)
+    for key, value in defaults.items():
+        if now.get(key) != value:
+            session.conf.set(key, value)
