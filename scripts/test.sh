@@ -32,12 +32,15 @@ SMOKE_EXAMPLES=15
 # pytest process per table format (a session's catalog holds one format), on the Spark versions
 # whose suites include pipelines in spark-versions.toml (PIPELINE_VERSIONS, below): both formats
 # must publish runtimes for them.
-# Random examples of each pipeline property (besides the pinned ones) on each pipeline line and
-# format (testkit/properties.py). An example is a sequence of dbt runs over Delta or Iceberg
-# tables: the pinned examples hold the cases that must always
-# run (ties at the mark, a key leaving one input), and each CI run draws four new random ones per
-# property (two lines, two formats). MULTIJOIN_PIPELINE_EXAMPLES=20 searches deeper by hand.
-PIPELINE_EXAMPLES=1
+# Random examples of each pipeline property (besides the pinned ones) on each line and format it
+# runs on (testkit/properties.py; FIRST_LINE_ICEBERG_ONLY, below). An example is a sequence of
+# dbt runs over Delta or Iceberg tables: the pinned examples hold the cases that must always run
+# (ties at the mark, a key leaving one input), and each CI run draws four new random ones per
+# refresh path, one on each line and format. MULTIJOIN_PIPELINE_EXAMPLES=20 searches deeper by
+# hand.
+PIPELINE_EXAMPLES=10 searches deeper by
+# hand.
+PIPELINE_EXAMPLES=2
 # Tests whose work is the same whichever line runs them (pytest paths or node ids): the wheel
 # test builds the jars of every minor and installs the wheel without pyspark; the jar tests
 # compile a changed copy of the sources (buildtools/jar_build.py's rebuild logic). They run on the
@@ -58,14 +61,22 @@ FIRST_WHOLE_LINE_ONLY=(tests/test_dbt_integration.py::test_build_empty_session
 # once: what SQL the macros write for key types, schema changes, strategies, plans, logged scan
 # sizes and merge-on-read models as inputs) run on one pipeline line per format: Delta's on the
 # first, Iceberg's on the second, so each line runs the examples once. Everything else of
-# pipeline_tests/ runs on both lines and both formats: the properties (new random examples on
-# every line and format, and the pinned ones), the fault and rebuild-safety tests, and what
-# depends on the line or the format's release (the MERGE condition of Delta 3 and 4, bucketed
-# layouts, scans of both formats, scan sizing in the JVM). What this saves and what it gives up:
-# docs/development.md, "What CI runs".
+# pipeline_tests/ but the properties (below) runs on both lines and both formats: the fault and
+# rebuild-safety tests, and what depends on the line or the format's release (the MERGE condition
+# of Delta 3 and 4, bucketed layouts, scans of both formats, scan sizing in the JVM). What this
+# saves and what it gives up: docs/development.md, "What CI runs".
 MACRO_EXAMPLES=(pipeline_tests/test_changed_keys_key_types.py pipeline_tests/test_changed_keys_plan.py
   pipeline_tests/test_changed_keys_schema_change.py pipeline_tests/test_incremental_strategies.py
   pipeline_tests/test_scan_size.py::test_a_run_logs_what_each_input_reads pipeline_tests/test_merge_on_read_inputs.py)
+# The refresh properties (the changed_keys and partial-update refreshes against a full rebuild
+# after every run, pinned examples and a random one each) run on the second pipeline line for both
+# formats, and on the first for one format each: key recompute (test_changed_keys) on Delta,
+# partial update on Iceberg. The first line's Thrift tests (tests/test_pipeline_thrift.py) run the
+# same properties through a server for the other two (partial update on Delta, key recompute on
+# Iceberg): so each refresh path runs a property on every line and format. What this saves and
+# what it gives up: docs/development.md, "What CI runs".
+FIRST_LINE_ICEBERG_ONLY=(pipeline_tests/test_partial_update.py::test_partial_update_equals_full_rebuild)
+FIRST_LINE_DELTA_ONLY=(pipeline_tests/test_changed_keys.py::test_changed_keys_equals_full_rebuild)
 # Pipeline tests on the first pipeline line only: the benchmarks' harnesses at their smallest
 # (the partial-update one takes minutes of dbt runs per format; what it checks of the macros,
 # the properties check on both lines; the layout one's zero-shuffle plans, the bucketed tests).
@@ -204,20 +215,22 @@ whole=("${SPARK_SUITE_WHOLE[@]}") smoke=("${SPARK_SUITE_SMOKE[@]}")
 # next run as each finishes: the two cores stay busy to the end whatever each run's length. The
 # Thrift pipeline tests (which need a Delta and Iceberg runtime) run in the first whole-suite
 # line, the tests whose work is the same on every line in the second.
-deselect_once=() ignore_own=() first_line_only=() iceberg_only=() no_examples=()
+deselect_once=() ignore_own=() first_line_only=() iceberg_only=() no_examples=() deselect_first_delta=() deselect_first_iceberg=()
 for path in "${ONCE_ONLY[@]}"; do deselect_once+=("--deselect=$path"); done
 for path in "${FIRST_PIPELINE_LINE_ONLY[@]}"; do first_line_only+=("--deselect=$path"); done
 for path in "${ICEBERG_ONLY[@]}"; do iceberg_only+=("--deselect=$path"); done
 for path in "${MACRO_EXAMPLES[@]}"; do no_examples+=("--deselect=$path"); done
+for path in "${FIRST_LINE_ICEBERG_ONLY[@]}"; do deselect_first_delta+=("--deselect=$path"); done
+for path in "${FIRST_LINE_DELTA_ONLY[@]}"; do deselect_first_iceberg+=("--deselect=$path"); done
 for path in "${OWN_JVM[@]}"; do ignore_own+=("--ignore=$path"); done
 deselect_first_whole=()
 for path in "${FIRST_WHOLE_LINE_ONLY[@]}"; do deselect_first_whole+=("--deselect=$path"); done
 runs=("${whole[0]}|whole suite|tests ${ignore_own[*]} ${deselect_once[*]}"
-  "${PIPELINE_VERSIONS[0]}|pipelines on delta|pipeline_tests --table-format delta ${iceberg_only[*]}"
-  "${PIPELINE_VERSIONS[1]}|pipelines on delta|pipeline_tests --table-format delta ${first_line_only[*]} ${no_examples[*]}"
+  "${PIPELINE_VERSIONS[0]}|pipelines on delta|pipeline_tests --table-format delta ${iceberg_only[*]} ${deselect_first_delta[*]}"
   "${whole[1]}|whole suite|tests ${ignore_own[*]} ${deselect_first_whole[*]}"
   "${PIPELINE_VERSIONS[1]}|pipelines on iceberg|pipeline_tests --table-format iceberg ${first_line_only[*]}"
-  "${PIPELINE_VERSIONS[0]}|pipelines on iceberg|pipeline_tests --table-format iceberg ${no_examples[*]}")
+  "${PIPELINE_VERSIONS[1]}|pipelines on delta|pipeline_tests --table-format delta ${first_line_only[*]} ${no_examples[*]}"
+  "${PIPELINE_VERSIONS[0]}|pipelines on iceberg|pipeline_tests --table-format iceberg ${no_examples[*]} ${deselect_first_iceberg[*]}")
 for version in "${smoke[@]}"; do
   runs+=("$version|smoke subset|${SMOKE_TESTS[*]}")
 done

@@ -27,7 +27,7 @@ settings.load_profile("multijoin")
 
 # The pipeline properties (a dbt project built again and again over Delta or Iceberg tables,
 # minutes an example) draw this many random examples besides their pinned ones (scripts/test.sh
-# sets one for CI: one a property on each Spark line and table format).
+# sets the number for CI, and on which lines and formats each property runs).
 PIPELINE_EXAMPLES = int(os.environ.get("MULTIJOIN_PIPELINE_EXAMPLES", "4"))
 # What their examples share: no deadline, every health check off (an example is a sequence of
 # dbt runs), no example database (each example creates its own schema and tables).
