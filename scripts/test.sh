@@ -38,9 +38,7 @@ SMOKE_EXAMPLES=15
 # (ties at the mark, a key leaving one input), and each CI run draws four new random ones per
 # refresh path, one on each line and format. MULTIJOIN_PIPELINE_EXAMPLES=20 searches deeper by
 # hand.
-PIPELINE_EXAMPLES=10 searches deeper by
-# hand.
-PIPELINE_EXAMPLES=2
+PIPELINE_EXAMPLES=1
 # Tests whose work is the same whichever line runs them (pytest paths or node ids): the wheel
 # test builds the jars of every minor and installs the wheel without pyspark; the jar tests
 # compile a changed copy of the sources (buildtools/jar_build.py's rebuild logic). They run on the
