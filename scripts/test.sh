@@ -25,15 +25,14 @@ SMOKE_TESTS=(tests/test_operator_plans.py tests/test_operator_differential.py)
 # setting here costs and saves: docs/development.md, "What CI runs".
 WHOLE_SUITE_EXAMPLES=80
 # The minors share the source and shims of the lines around them: the smoke subset checks that
-# they build and behave, with a fifth of the whole suites' examples (an example costs several
-# times as much on the 4.x minors as on 3.5).
+# they build and behave, with fewer examples than the whole suites draw.
 SMOKE_EXAMPLES=15
 # The pipeline tests (pipeline_tests/: dbt in-process over Delta and Iceberg tables) run in one
 # pytest process per table format (a session's catalog holds one format), on the Spark versions
 # whose suites include pipelines in spark-versions.toml (PIPELINE_VERSIONS, below): both formats
 # must publish runtimes for them.
 # Random examples of each pipeline property (besides the pinned ones) on each line and format it
-# runs on (testkit/properties.py; FIRST_LINE_ICEBERG_ONLY, below). An example is a sequence of
+# runs on (testkit/properties.py; FIRST_LINE_*_ONLY, below). An example is a sequence of
 # dbt runs over Delta or Iceberg tables: the pinned examples hold the cases that must always run
 # (ties at the mark, a key leaving one input), and each CI run draws four new random ones per
 # refresh path, one on each line and format. MULTIJOIN_PIPELINE_EXAMPLES=20 searches deeper by
