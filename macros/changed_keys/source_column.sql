@@ -37,22 +37,43 @@
     {%- do dbt_multijoin._mj_fail("changed_since column '" ~ found[0]['column'] ~ "' of input '" ~ input['name'] ~ "' (" ~ input['relation'] ~ ") has type " ~ dtype ~ ": use an integral, decimal, date, timestamp or string column") -%}
   {%- endif -%}
   {%- set table_format = 'iceberg' if (properties.get('format', '') | lower).startswith('iceberg') else ('delta' if 'delta.minReaderVersion' in properties else none) -%}
-  {{- return({'column': found[0]['column'], 'dtype': dtype,
+  {%- set source = {'column': found[0]['column'], 'dtype': dtype,
       'instant': dtype in ['timestamp', 'timestamp_ltz'], 'table_format': table_format,
-      'version': dbt_multijoin._mj_column_version_now(input, table_format, properties),
-      'properties': properties, 'read': none}) -}}
+      'version': none, 'history': none, 'properties': properties, 'read': none} -%}
+  {%- do source.update(dbt_multijoin._mj_column_version_now(input, table_format, properties)) -%}
+  {{- return(source) -}}
+{%- endmacro %}
+
+
+{#- The Delta commits read with the version now: the tie compare needs those back to the recorded
+    version, which a daily load leaves a few commits behind; one statement then reads both. -#}
+{% macro _mj_column_history_read() -%}
+  {{- return(16) -}}
 {%- endmacro %}
 
 
 {% macro _mj_column_version_now(input, table_format, properties) -%}
-  {#- The input's table version now: its Iceberg snapshot ('none' while it has none) or Delta
-      version; none for a table without versions. -#}
+  {#- {version: the input's table version now (its Iceberg snapshot, 'none' while it has none, or
+      Delta version; none for a table without versions), history: a Delta table's newest commits
+      ({version, operation, timestamp}, newest first, at most _mj_column_history_read of them),
+      complete: whether they are its whole history}. -#}
   {%- if table_format == 'iceberg' -%}
-    {{- return(properties.get('current-snapshot-id', 'none')) -}}
+    {{- return({'version': properties.get('current-snapshot-id', 'none')}) -}}
   {%- elif table_format == 'delta' -%}
-    {{- return(run_query('describe history ' ~ input['relation'] ~ ' limit 1')[0]['version'] | string) -}}
+    {%- set history = dbt_multijoin._mj_column_history(input['relation'], dbt_multijoin._mj_column_history_read()) -%}
+    {{- return({'version': history[0]['version'] | string, 'history': history, 'complete': (history | length) < dbt_multijoin._mj_column_history_read()}) -}}
   {%- endif -%}
-  {{- return(none) -}}
+  {{- return({'version': none}) -}}
+{%- endmacro %}
+
+
+{% macro _mj_column_history(relation, limit) -%}
+  {#- A Delta table's newest `limit` commits, newest first. -#}
+  {%- set commits = [] -%}
+  {%- for row in run_query('describe history ' ~ relation ~ ' limit ' ~ limit) -%}
+    {%- do commits.append({'version': row['version'] | int, 'operation': row['operation'] or '', 'timestamp': row['timestamp']}) -%}
+  {%- endfor -%}
+  {{- return(commits) -}}
 {%- endmacro %}
 
 
@@ -99,14 +120,18 @@
   {%- if not modules.re.fullmatch('\\d+', since) -%}
     {{- return('the recorded version ' ~ since ~ ' is not a Delta version') -}}
   {%- endif -%}
-  {#- The commits from the recorded version to the one the plan saw, newest first: a table's
-      whole history can hold thousands (every commit within its log retention). -#}
-  {%- set commits = [(source['version'] | int) - (since | int) + 1, 1] | max -%}
+  {#- The commits from the recorded version to the one the plan saw, newest first: those read with
+      the version now when they reach back that far, else read again up to the recorded version
+      (a table's whole history can hold thousands: every commit within its log retention). -#}
+  {%- set history = source['history'] -%}
+  {%- if not source['complete'] and history[-1]['version'] > (since | int) -%}
+    {%- set history = dbt_multijoin._mj_column_history(source['input']['relation'], [(source['version'] | int) - (since | int) + 1, 1] | max) -%}
+  {%- endif -%}
   {%- set written = [] -%}
-  {%- for row in run_query('describe history ' ~ source['input']['relation'] ~ ' limit ' ~ commits) -%}
-    {%- if (row['version'] | int) == (since | int) -%}
-      {%- do written.append(row['timestamp']) -%}
-    {%- elif (row['version'] | int) > (since | int) and (row['operation'] or '').startswith('VACUUM') -%}
+  {%- for commit in history -%}
+    {%- if commit['version'] == (since | int) -%}
+      {%- do written.append(commit['timestamp']) -%}
+    {%- elif commit['version'] > (since | int) and commit['operation'].startswith('VACUUM') -%}
       {{- return('a VACUUM ran on the table after version ' ~ since) -}}
     {%- endif -%}
   {%- endfor -%}
