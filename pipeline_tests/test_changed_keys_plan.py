@@ -220,7 +220,8 @@ def test_ties_that_cannot_be_compared_are_read_again_and_the_log_says_why(projec
     finally:
         spark.conf.unset("spark.sql.sources.parallelPartitionDiscovery.parallelism")
     # Commits enough after it that the VACUUM and the recorded version lie beyond the newest
-    # commits a run reads with the version now: the history is read again, back to the recorded one.
+    # commits a run reads with the version now (the macro _mj_column_history_read: 16): the history
+    # is read again, back to the recorded one.
     for filler in range(16):
         spark.sql(f"alter table {a} set tblproperties ('test.filler' = '{filler}')")
     refresh_reads_every_tie(f"a VACUUM ran on the table after version {recorded}",

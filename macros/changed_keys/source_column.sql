@@ -39,7 +39,7 @@
   {%- set table_format = 'iceberg' if (properties.get('format', '') | lower).startswith('iceberg') else ('delta' if 'delta.minReaderVersion' in properties else none) -%}
   {%- set source = {'column': found[0]['column'], 'dtype': dtype,
       'instant': dtype in ['timestamp', 'timestamp_ltz'], 'table_format': table_format,
-      'version': none, 'history': none, 'properties': properties, 'read': none} -%}
+      'version': none, 'history': none, 'complete': false, 'properties': properties, 'read': none} -%}
   {%- do source.update(dbt_multijoin._mj_column_version_now(input, table_format, properties)) -%}
   {{- return(source) -}}
 {%- endmacro %}
@@ -60,8 +60,9 @@
   {%- if table_format == 'iceberg' -%}
     {{- return({'version': properties.get('current-snapshot-id', 'none')}) -}}
   {%- elif table_format == 'delta' -%}
-    {%- set history = dbt_multijoin._mj_column_history(input['relation'], dbt_multijoin._mj_column_history_read()) -%}
-    {{- return({'version': history[0]['version'] | string, 'history': history, 'complete': (history | length) < dbt_multijoin._mj_column_history_read()}) -}}
+    {%- set limit = dbt_multijoin._mj_column_history_read() -%}
+    {%- set history = dbt_multijoin._mj_column_history(input['relation'], limit) -%}
+    {{- return({'version': history[0]['version'] | string, 'history': history, 'complete': (history | length) < limit}) -}}
   {%- endif -%}
   {{- return({'version': none}) -}}
 {%- endmacro %}
