@@ -138,7 +138,7 @@
   {%- set columns = dbt_multijoin._mj_column_list(dbt_multijoin._mj_partial_update_columns(spec)) -%}
   {%- set input_of = [] -%}
   {%- for input in spec['inputs'] -%}
-    {%- do input_of.append('when b.' ~ input['presence_column'] ~ ' then ' ~ loop.index0) -%}
+    {%- do input_of.append('when ' ~ input['presence_column'] ~ ' then ' ~ loop.index0) -%}
   {%- endfor -%}
   {{- return(
     'with dbt_multijoin_delta as (\n'
@@ -155,15 +155,16 @@
     ~ 'from dbt_multijoin_delta as d\n'
     ~ 'where not d.dbt_multijoin_in_base and (' ~ held_delta | join(' or ') ~ ')\n'
     ~ 'union all\n'
-    ~ '-- NULL-keyed base rows of the inputs whose NULL-keyed rows no delta replaced\n'
-    ~ 'select ' ~ columns ~ ' from ' ~ store ~ ' as b\n'
-    ~ 'where b.dbt_multijoin_seq = 0 and (' ~ dbt_multijoin._mj_any_key_null('b', keys) ~ ')\n'
-    ~ '  and not exists (select 1 from ' ~ store ~ ' as g where g.dbt_multijoin_seq > 0 and g.dbt_multijoin_null_group = case ' ~ input_of | join(' ') ~ ' end)\n'
-    ~ 'union all\n'
-    ~ '-- NULL-keyed rows of each input\'s latest delta generation\n'
-    ~ 'select ' ~ columns ~ ' from ' ~ store ~ ' as n\n'
-    ~ 'where n.dbt_multijoin_seq > 0 and n.dbt_multijoin_null_group is not null and not n.dbt_multijoin_null_marker\n'
-    ~ '  and n.dbt_multijoin_seq = (select max(g.dbt_multijoin_seq) from ' ~ store ~ ' as g where g.dbt_multijoin_seq > 0 and g.dbt_multijoin_null_group = n.dbt_multijoin_null_group)'
+    ~ '-- NULL-keyed rows, per input its latest generation: the delta rows of its latest marker, or\n'
+    ~ '-- its base rows (generation 0) while no marker replaced them; one scan of the store\n'
+    ~ 'select ' ~ columns ~ ' from (\n'
+    ~ '  select *, max(dbt_multijoin_seq) over (partition by dbt_multijoin_generation_of) as dbt_multijoin_latest from (\n'
+    ~ '    select *, if(dbt_multijoin_seq = 0, case ' ~ input_of | join(' ') ~ ' end, dbt_multijoin_null_group) as dbt_multijoin_generation_of\n'
+    ~ '    from ' ~ store ~ '\n'
+    ~ '    where (dbt_multijoin_seq = 0 and (' ~ dbt_multijoin._mj_any_key_null(none, keys) ~ ')) or (dbt_multijoin_seq > 0 and dbt_multijoin_null_group is not null)\n'
+    ~ '  ) as null_keyed\n'
+    ~ ') as generations\n'
+    ~ 'where dbt_multijoin_seq = dbt_multijoin_latest and not coalesce(dbt_multijoin_null_marker, false)'
   ) -}}
 {%- endmacro %}
 
