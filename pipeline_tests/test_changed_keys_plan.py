@@ -139,6 +139,9 @@ def test_a_change_of_n_rows_after_a_one_shot_load_costs_n_keys(one_shot, path):
     for unchanged in ("b", "c"):
         assert lines[unchanged].startswith("reads nothing (its table is at version"), lines
     assert project.rows(model) == project.rows(one_shot_vanilla(project, path))
+    if path == "recompute":
+        # Its write ran the hinted query under failOnFallback, with no EXPLAIN of it first.
+        assert f"dbt_multijoin: {model}: strategy multiway, physical join operator: MultiJoin (spark.multijoin.failOnFallback fails the write otherwise)" in run.output
 
 
 def test_a_refresh_reads_its_changes_in_a_few_partitions(one_shot):
@@ -187,6 +190,23 @@ def test_a_full_refresh_with_empty_forgets_the_marks_and_the_next_run_builds_eve
         model = f"wide_{path}"
         assert rebuilt.status(model) == "success", rebuilt.describe()
         assert project.rows(model) == project.rows(one_shot_vanilla(project, path))
+
+
+def test_a_refresh_with_the_extension_switched_off_fails_and_writes_nothing(one_shot):
+    """After the tests above: a key-recompute refresh proves its operator by its own write, under
+    failOnFallback, which cannot see the extension switched off (the hint is then ignored with a
+    warning). With spark.multijoin.enabled=false in the model's spark_conf the run fails saying
+    so, before any write: the table keeps its rows and marks, and the session its confs."""
+    project, spark, model = one_shot["project"], one_shot["project"].spark, "wide_recompute"
+    spark.sql(f"update {project.table('a')} set a_v = a_v + 1, load = 3 where k = 50")
+    before, marks = project.rows(model), project.properties(model)
+    confs = {row.key: row.value for row in spark.sql("set").collect()}
+    project.model(model, ONE_SHOT_MODEL.format(declared=", spark_conf={'spark.multijoin.enabled': 'false'}"))
+    run = project.dbt("run", "--select", model)
+    assert run.status(model) == "error", run.describe()
+    assert "strategy 'multiway' but spark.multijoin.enabled is false" in run.message(model), run.describe()
+    assert project.rows(model) == before and project.properties(model) == marks
+    assert {row.key: row.value for row in spark.sql("set").collect()} == confs
 
 
 def test_ties_that_cannot_be_compared_are_read_again_and_the_log_says_why(project, table_format):

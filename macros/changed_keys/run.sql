@@ -77,7 +77,7 @@
     {{- return(operator) -}}
   {%- endif -%}
   {%- set rows = dbt_multijoin._mj_render_model_for(plan) -%}
-  {%- set operator = dbt_multijoin._mj_check_plan(rows, settings, saved) -%}
+  {%- set operator = dbt_multijoin._mj_rendered_query_operator(rows, settings, saved) -%}
   {%- do dbt_multijoin._mj_merge_recomputed(plan, relation, rows, columns, changes['changed_key_count']) -%}
   {{- return(operator) -}}
 {%- endmacro %}

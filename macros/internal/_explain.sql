@@ -1,5 +1,5 @@
 {#- Private: EXPLAIN a query without raising, read the error or the join operator from the plan,
-    and the materialization's two plan checks. -#}
+    and the materialization's plan checks. -#}
 
 {% macro _mj_explain(sql) -%}
   {#- The physical plan as text. Spark's EXPLAIN catches analysis and planning errors and returns
@@ -79,5 +79,32 @@
   {%- endif -%}
   {%- do log("dbt_multijoin: " ~ model.name ~ ": strategy " ~ settings['strategy'] ~ ", physical join operator: " ~ operator
       ~ (" (--empty: planned over the empty inputs)" if empty else ""), info=True) -%}
+  {{- return(operator) -}}
+{%- endmacro %}
+
+
+{% macro _mj_rendered_query_operator(sql, settings, saved) -%}
+  {#- The join operator of a query the package renders itself around the model's multi_join call (a
+      key-recompute refresh's rows), without planning it first. For multiway without fallback the
+      confs hold spark.multijoin.failOnFallback=true: a hinted chain the operator cannot take fails
+      the statement that runs it, with the reason, before that statement writes anything, so the
+      write is its own proof. An EXPLAIN first would plan every input again (on Delta a job per
+      input). The write cannot tell one thing: the extension switched off, which ignores the hint
+      with a warning; read here. With allow_vanilla_fallback the run must say which joins ran:
+      EXPLAIN, as for a model's own SQL. Chain and balanced render no hint: Spark's own joins. -#}
+  {%- if settings['strategy'] == 'multiway' and settings['fallback'] -%}
+    {{- return(dbt_multijoin._mj_check_plan(sql, settings, saved)) -}}
+  {%- endif -%}
+  {%- set operator = 'vanilla' -%}
+  {%- if settings['strategy'] == 'multiway' -%}
+    {%- set enabled = run_query('set spark.multijoin.enabled')[0]['value'] | string | trim | lower -%}
+    {%- if enabled == 'false' -%}
+      {%- do dbt_multijoin._mj_restore_confs(saved) -%}
+      {%- do dbt_multijoin._mj_fail("strategy 'multiway' but spark.multijoin.enabled is false: the refresh would run Spark's own joins (set allow_vanilla_fallback=true to allow that)") -%}
+    {%- endif -%}
+    {%- set operator = 'MultiJoin' -%}
+  {%- endif -%}
+  {%- do log("dbt_multijoin: " ~ model.name ~ ": strategy " ~ settings['strategy'] ~ ", physical join operator: " ~ operator
+      ~ (" (spark.multijoin.failOnFallback fails the write otherwise)" if operator == 'MultiJoin' else ""), info=True) -%}
   {{- return(operator) -}}
 {%- endmacro %}
