@@ -34,6 +34,15 @@ EXTENSION_ORDER = {
 }
 
 
+# The pipeline tests' sessions and servers evaluate expressions interpreted, without generating
+# code per query (Spark's own test suites run both modes for the same rows). They test what the
+# macros write, over thousands of small statements whose code generation and compilation cost
+# more than running it: their JVMs use 14% less CPU so (docs/development.md, "What CI runs").
+# The operator's generated code runs in the whole suites and in the dbt integration builds, which
+# keep Spark's defaults, as the benchmarks do.
+PIPELINE_EVALUATION_CONFS = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
+
+
 def _runtimes(spark_version: str) -> dict[str, str]:
     runtimes = RUNTIMES.get(spark_minor(spark_version))
     if runtimes is None:
