@@ -88,6 +88,6 @@ def test_a_measured_size_is_dropped_with_its_files(spark, table_format, tmp_path
     path = Path(location.removeprefix("file:"))
     assert path.exists(), path
     drop_schema(spark, project, table_format)
-    assert project.schema not in [d.name for d in spark.catalog.listDatabases()]
+    assert project.schema not in [row.namespace for row in spark.sql("show databases").collect()]
     assert not path.exists(), path
     assert spark.catalog.tableExists("a_harness_input")
