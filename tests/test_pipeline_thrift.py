@@ -68,8 +68,9 @@ class FormatServer:
         for key in ("spark.jars", "spark.jars.packages", "spark.sql.warehouse.dir"):
             del confs[key]
         confs["spark.driver.extraClassPath"] = ":".join(str(p) for p in runtime_jars(pyspark.__version__, RUNTIMES_DIR))
-        # Delta reads its log with 50 tasks by default: these small tables need 2.
-        confs["spark.databricks.delta.snapshotPartitions"] = "2"
+        # Delta reads its log with 50 tasks by default: one holds these small tables' (as in
+        # testkit.formats.build_format_session).
+        confs["spark.databricks.delta.snapshotPartitions"] = "1"
         thrift.start(self.port, self.state_dir, jar=self.jar, master="local[2]", confs={**THRIFT_CONFS, **PIPELINE_EVALUATION_CONFS, **confs})
 
     def kill(self) -> None:
