@@ -37,10 +37,14 @@ EXTENSION_ORDER = {
 # The pipeline tests' sessions and servers evaluate expressions interpreted, without generating
 # code per query (Spark's own test suites run both modes for the same rows). They test what the
 # macros write, over thousands of small statements whose code generation and compilation cost
-# more than running it: their JVMs use 14% less CPU so (docs/development.md, "What CI runs").
-# The operator's generated code runs in the whole suites and in the dbt integration builds, which
-# keep Spark's defaults, as the benchmarks do.
+# more than running it (measured: docs/development.md, "What CI runs"). The operator's generated
+# code runs in the whole suites and in the dbt integration builds, which keep Spark's defaults, as
+# the benchmarks do.
 PIPELINE_EVALUATION_CONFS = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
+# The test sessions' and servers' small Delta tables: Delta reads a table's log into 50 partitions
+# by default, and every scan of a Delta table runs a job over that state; one partition holds a
+# small table's (measured: docs/development.md, "What CI runs").
+SMALL_DELTA_LOG_CONFS = {"spark.databricks.delta.snapshotPartitions": "1"}
 
 
 def _runtimes(spark_version: str) -> dict[str, str]:
@@ -108,10 +112,7 @@ def build_format_session(table_format: str, state_dir: Path, app_name: str, conf
     settings.update({
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
-        # Delta reads its log with 50 tasks by default: one holds a small table's (every scan of
-        # a Delta table runs a job over that state; test_changed_keys_schema_change.py on 3.5
-        # Delta used 5% less JVM CPU with one than with two).
-        "spark.databricks.delta.snapshotPartitions": "1",
+        **SMALL_DELTA_LOG_CONFS,
         "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={state_dir}/metastore_db;create=true",
         **(confs or {}),
     })

@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from testkit.dbt import THRIFT_CONFS, make_tiny_project, private_jar
 from dbt_multijoin import thrift
 from dbt_multijoin.profiles import render_profile
-from testkit.formats import PIPELINE_EVALUATION_CONFS, RUNTIMES, runtime_jars, spark_minor, table_format_confs
+from testkit.formats import PIPELINE_EVALUATION_CONFS, RUNTIMES, SMALL_DELTA_LOG_CONFS, runtime_jars, spark_minor, table_format_confs
 from testkit.properties import PIPELINE_SETTINGS
 from testkit.input_changes import BATCHES, INPUTS, Inputs, full_rebuild, model_sql
 from testkit.thrift_client import free_port, hive_execute, hive_query
@@ -68,10 +68,8 @@ class FormatServer:
         for key in ("spark.jars", "spark.jars.packages", "spark.sql.warehouse.dir"):
             del confs[key]
         confs["spark.driver.extraClassPath"] = ":".join(str(p) for p in runtime_jars(pyspark.__version__, RUNTIMES_DIR))
-        # Delta reads its log with 50 tasks by default: one holds these small tables' (as in
-        # testkit.formats.build_format_session).
-        confs["spark.databricks.delta.snapshotPartitions"] = "1"
-        thrift.start(self.port, self.state_dir, jar=self.jar, master="local[2]", confs={**THRIFT_CONFS, **PIPELINE_EVALUATION_CONFS, **confs})
+        thrift.start(self.port, self.state_dir, jar=self.jar, master="local[2]",
+                     confs={**THRIFT_CONFS, **PIPELINE_EVALUATION_CONFS, **SMALL_DELTA_LOG_CONFS, **confs})
 
     def kill(self) -> None:
         """kill -9, as a crash or an OOM killer would; then the pid file is cleaned up."""
