@@ -164,6 +164,7 @@ def terminate(server: LocalServer, timeout: float = STOP_TIMEOUT) -> bool:
     """Stop the server by the pid in its pid file; True if one was running."""
     pid = server.pid()
     if pid is None:
+        _reap(server)
         server.pid_file.unlink(missing_ok=True)
         return False
     os.kill(pid, signal.SIGTERM)  # the JVM's shutdown hooks stop the server and SparkContext
@@ -173,6 +174,18 @@ def terminate(server: LocalServer, timeout: float = STOP_TIMEOUT) -> bool:
             raise server.ERROR(f"pid {pid} did not exit after SIGKILL")
     server.pid_file.unlink(missing_ok=True)
     return True
+
+
+def _reap(server: LocalServer) -> None:
+    """Wait for the server's process if it is a child of this process that is no longer a running
+    server (killed, crashed, or exiting: its command line already gone), so that it leaves no
+    zombie behind."""
+    try:
+        pid = int(server.pid_file.read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return
+    if pid in _CHILDREN:
+        _wait_for_exit(pid, 10.0)
 
 
 def _wait_for_exit(pid: int, timeout: float) -> bool:

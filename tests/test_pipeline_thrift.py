@@ -72,9 +72,12 @@ class FormatServer:
                      confs={**THRIFT_CONFS, **PIPELINE_EVALUATION_CONFS, **SMALL_DELTA_LOG_CONFS, **confs})
 
     def kill(self) -> None:
-        """kill -9, as a crash or an OOM killer would; then the pid file is cleaned up."""
-        os.kill(thrift.ThriftServer(self.port, self.state_dir).pid(), signal.SIGKILL)
+        """kill -9, as a crash or an OOM killer would; then the pid file is cleaned up and the
+        process reaped (no zombie stays behind for the rest of the session)."""
+        pid = thrift.ThriftServer(self.port, self.state_dir).pid()
+        os.kill(pid, signal.SIGKILL)
         thrift.stop(self.port, self.state_dir)
+        assert not Path(f"/proc/{pid}").exists(), f"the killed server (pid {pid}) was not reaped"
 
     def stop(self) -> None:
         thrift.stop(self.port, self.state_dir)
