@@ -90,6 +90,11 @@ class LocalServer:
             return None
         if not _alive(pid):
             return None
+        if pid in _CHILDREN:
+            # This process's own child, not yet reaped, so its pid cannot have been reused; and a
+            # dying one's command line is already gone, which the check below would take for
+            # another process, leaving the child unstopped and unreaped.
+            return pid
         command = _command_line(pid)
         if command is not None and not self.is_own_command(command):
             return None
@@ -164,7 +169,6 @@ def terminate(server: LocalServer, timeout: float = STOP_TIMEOUT) -> bool:
     """Stop the server by the pid in its pid file; True if one was running."""
     pid = server.pid()
     if pid is None:
-        _reap(server)
         server.pid_file.unlink(missing_ok=True)
         return False
     os.kill(pid, signal.SIGTERM)  # the JVM's shutdown hooks stop the server and SparkContext
@@ -174,18 +178,6 @@ def terminate(server: LocalServer, timeout: float = STOP_TIMEOUT) -> bool:
             raise server.ERROR(f"pid {pid} did not exit after SIGKILL")
     server.pid_file.unlink(missing_ok=True)
     return True
-
-
-def _reap(server: LocalServer) -> None:
-    """Wait for the server's process if it is a child of this process that is no longer a running
-    server (killed, crashed, or exiting: its command line already gone), so that it leaves no
-    zombie behind."""
-    try:
-        pid = int(server.pid_file.read_text().strip())
-    except (FileNotFoundError, ValueError):
-        return
-    if pid in _CHILDREN:
-        _wait_for_exit(pid, 10.0)
 
 
 def _wait_for_exit(pid: int, timeout: float) -> bool:
