@@ -1,7 +1,7 @@
 {% macro compact(model_name) -%}
   {#- Fold a merge-on-read model's delta rows into its base rows now, as a run does once they pass
       the model's compaction_share: `dbt run-operation dbt_multijoin.compact --args
-      '{model_name: device_profile}'`. One MERGE, one commit: readers see the table as before, and
+      '{model_name: device_profile}'`. One statement, one commit: readers see the table as before, and
       a compaction that is stopped leaves it so. docs/dbt_package.md ("merge-on-read"). -#}
   {%- set nodes = [] -%}
   {%- for node in graph.nodes.values() if node.resource_type == 'model' and node.name == model_name -%}

@@ -141,7 +141,7 @@ def inputs_a_and_c(project, table_format: str, a_rows: str, c_rows: str) -> None
 def test_a_filter_on_the_key_prunes_what_the_view_reads(project, table_format):
     """Readers of the view who filter on the key read the base files whose key range holds it
     (Delta's data skipping, Iceberg's file metrics), not the whole base: sized from the plan by
-    multijoin_scan_size, after a refresh has written delta rows."""
+    multijoin_scan_size, after a refresh has written delta rows and after a compaction."""
     from pipeline_tests.test_scan_size import scan_size
 
     spark, table = project.spark, project.table
@@ -159,6 +159,17 @@ def test_a_filter_on_the_key_prunes_what_the_view_reads(project, table_format):
     assert whole_files - one_files >= 7 and one_bytes < whole_bytes, (whole_files, whole_bytes, one_files, one_bytes)
     assert project.rows(f"select k, a_v, c_v from {table('pruned')} where k = 150") == \
         project.rows("select 150, -1, 75")
+    # A compaction rewrites the store sorted by the key, as the full build wrote it: a key is
+    # still in one base file of the 8, and no delta file is left to read.
+    spark.sql(f"update {table('a')} set v = -2, updated_at = 1002 where k = 151")
+    compacted = project.dbt("run", "--vars", "{dbt_multijoin_compact: true}")
+    assert compacted.success and "pruned: compacting" in compacted.output, compacted.describe()
+    assert project.rows(f"select count(*) from {table('pruned__dbt_mj_store')} where dbt_multijoin_seq > 0") == project.rows("select 0")
+    whole_files, whole_bytes, _ = scan_size(spark, f"select * from {table('pruned')}")
+    one_files, one_bytes, _ = scan_size(spark, f"select * from {table('pruned')} where k = 150")
+    assert whole_files - one_files >= 7 and one_bytes < whole_bytes, (whole_files, whole_bytes, one_files, one_bytes)
+    assert project.rows(f"select k, a_v, c_v from {table('pruned')} where k in (150, 151)") == \
+        project.rows("select 150, -1, 75 union all select 151, -2, null")
 
 
 # A merge-on-read model keyed on two columns, over inputs a and c with a row per key; a key with a

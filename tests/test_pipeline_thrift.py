@@ -264,7 +264,7 @@ MERGE_ON_READ_MODEL = PARTIAL_UPDATE_MODEL.replace("one_row_per_key=true", "one_
 
 def test_server_killed_during_a_merge_on_read_refresh_and_compaction(servers, tmp_path):
     """A merge-on-read model (layout='merge_on_read') whose server is killed -9 while a refresh
-    appends its delta rows, and again while a compaction's MERGE runs: after each kill readers see
+    appends its delta rows, and again while a compaction rewrites the store: after each kill readers see
     the table as before the statement or as after it, never a mix; the next run leaves exactly a
     full rebuild's rows, and after the compaction that follows no delta row is left."""
     server = servers("iceberg")
@@ -292,7 +292,7 @@ def test_server_killed_during_a_merge_on_read_refresh_and_compaction(servers, tm
     assert again.returncode == 0, again.describe()
     assert rows() == after
 
-    log = _kill_during_a_run(server, project, "merge into", runs_before=0, settle=0.5, args=("--vars", "{dbt_multijoin_compact: true}"))
+    log = _kill_during_a_run(server, project, "replace where dbt_multijoin_seq", runs_before=0, settle=0.5, args=("--vars", "{dbt_multijoin_compact: true}"))
     assert "wide: compacting" in log
     assert rows() == after
     compacted = project.dbt("run", "--vars", "{dbt_multijoin_compact: true}")

@@ -15,8 +15,8 @@
     rows are aggregated per key (they are few, and the view broadcasts them), joined to the base
     rows, plus the keys no base row has, plus the NULL-keyed rows of each input's latest
     generation. It is plain Spark SQL, so any Spark reads it, with or without the extension. A
-    compaction folds the delta rows into base rows in one MERGE (one commit): the view's rows of
-    the keys that have delta rows replace every store row of those keys.
+    compaction folds the delta rows into base rows in one statement (one commit): the view's rows
+    replace every store row.
 
     Every statement is one commit, and applying a refresh's delta rows again gives the same rows,
     so a run killed at any point leaves a readable, correct table, and the next run is right. -#}
@@ -237,85 +237,33 @@
 
 
 {#- Compaction. -#}
-{% macro _mj_mor_grouped_key(alias, keys, k) -%}
-  {#- Key part `k` of `alias`'s row as a compaction matches rows: NULL where any part of the key
-      is NULL, so that every NULL-keyed row is null-safe equal to an all-NULL key. -#}
-  {{- return('case when ' ~ dbt_multijoin._mj_any_key_null(alias, keys) ~ ' then null else ' ~ dbt_multijoin._mj_column_ref(alias, k) ~ ' end') -}}
-{%- endmacro %}
-
-
 {% macro _mj_mor_compact(store, view, keys) -%}
-  {#- Fold the delta rows into base rows, in one MERGE (statement 'dbt_multijoin_compact'): every
-      store row of a key that has delta rows, and every NULL-keyed store row, is replaced by the
-      view's rows of those keys and its NULL-keyed rows, written as base rows (`dbt_multijoin_seq`
-      0). A store row is told from the MERGE's unmatched source rows by its sequence, which every
-      store row has: Delta re-evaluates the condition on unmatched source rows with the target's
-      columns NULL (recompute.sql), where a NULL-safe comparison alone would be true. -#}
-  {%- set columns = [] -%}
-  {%- set control = [] -%}
+  {#- Fold the delta rows into base rows, in one statement and one commit (statement
+      'dbt_multijoin_compact'): the view's rows, written as base rows (`dbt_multijoin_seq` 0),
+      replace every store row up to the highest sequence there now. The store is rewritten whole,
+      sorted by the key as a full build writes it (each file a range of keys, which a filter on
+      the key skips), and holds no deleted rows afterwards: a MERGE that replaced the delta keys'
+      rows wrote position deletes (Iceberg) or deletion vectors (Delta) into every base file, the
+      changed keys being spread over all of them, which every later read of the view filtered out
+      again, one more set per compaction. A refresh whose delta rows land after the highest
+      sequence was read keeps them: they are not in the replaced rows. -#}
+  {%- set highest = run_query('select max(dbt_multijoin_seq) as seq from ' ~ store)[0]['seq'] -%}
+  {%- if highest is none or (highest | int) == 0 -%}
+    {{- return(none) -}}
+  {%- endif -%}
+  {%- set model_columns = adapter.get_columns_in_relation(view) | map(attribute='name') | list -%}
+  {%- set items = [] -%}
   {%- for column in adapter.get_columns_in_relation(store) -%}
-    {%- if column.name.startswith('dbt_multijoin_') and not column.name.startswith('dbt_multijoin_has_') -%}
-      {%- do control.append(column.name) -%}
+    {%- if column.name in model_columns -%}
+      {%- do items.append(dbt_multijoin._mj_quote(column.name)) -%}
     {%- else -%}
-      {%- do columns.append(column.name) -%}
+      {%- do items.append(('0' if column.name == 'dbt_multijoin_seq' else 'cast(null as ' ~ column.data_type ~ ')') ~ ' as ' ~ dbt_multijoin._mj_quote(column.name)) -%}
     {%- endif -%}
   {%- endfor -%}
-  {%- set key_list = dbt_multijoin._mj_column_list(keys) -%}
-  {%- set any_null = dbt_multijoin._mj_any_key_null(none, keys) -%}
-  {%- set delta_keys = dbt_multijoin._mj_sibling(store, '_keys') -%}
-  {%- do dbt_multijoin._mj_write_scratch_table(delta_keys, 'select distinct ' ~ key_list ~ ' from ' ~ store ~ ' where dbt_multijoin_seq > 0 and not (' ~ any_null ~ ')', 'dbt_multijoin_compact_keys') -%}
-  {%- set folded = dbt_multijoin._mj_sibling(store, '_folded') -%}
-  {#- The view's rows of the delta keys and its NULL-keyed rows, the view read once (each read
-      plans its scans of the store again): a key with a NULL part joins as all-NULL, null-safe,
-      against the delta keys and one all-NULL row. -#}
-  {%- set same_key, nulls = [], [] -%}
-  {%- for k in keys -%}
-    {%- do same_key.append(dbt_multijoin._mj_mor_grouped_key('v', keys, k) ~ ' <=> ' ~ dbt_multijoin._mj_column_ref('changed', k)) -%}
-    {%- do nulls.append('null') -%}
-  {%- endfor -%}
-  {%- do dbt_multijoin._mj_write_scratch_table(folded,
-      'select v.* from ' ~ view ~ ' as v left semi join (select ' ~ key_list ~ ' from ' ~ delta_keys ~ ' union all select ' ~ nulls | join(', ') ~ ') as changed on '
-      ~ same_key | join(' and '), 'dbt_multijoin_compact_rows') -%}
-  {%- set markers, null_markers = [], [] -%}
-  {#- The markers first, their columns named: a union takes its first branch's names. -#}
-  {%- for column in columns -%}
-    {%- do markers.append(dbt_multijoin._mj_quote(column) if column in keys else 'null as ' ~ dbt_multijoin._mj_quote(column)) -%}
-    {%- do null_markers.append('null') -%}
-  {%- endfor -%}
-  {#- The ON condition as equalities only, so that Spark joins source and target by hash or sort
-      (an OR of the key rows' match and the NULL-key row's match would be a nested-loop join of
-      every delta key with every store row): a source row says whether it replaces the NULL-keyed
-      rows, and its key matches, null-safe, the target's key where no part of it is NULL and NULL
-      where one is. Floating-point keys compare as in any join (-0.0 equals 0.0). -#}
-  {%- set target_null = dbt_multijoin._mj_any_key_null('target', keys) -%}
-  {%- set matches = ['source.dbt_multijoin_null_keys = (' ~ target_null ~ ')'] -%}
-  {%- for k in keys -%}
-    {%- do matches.append(dbt_multijoin._mj_column_ref('source', k) ~ ' <=> ' ~ dbt_multijoin._mj_mor_grouped_key('target', keys, k)) -%}
-  {%- endfor -%}
-  {%- set inserted = [] -%}
-  {%- for column in columns -%}
-    {%- do inserted.append(dbt_multijoin._mj_column_ref('source', column)) -%}
-  {%- endfor -%}
-  {%- set control_values = [] -%}
-  {%- for name in control -%}
-    {%- do control_values.append('0' if name == 'dbt_multijoin_seq' else 'null') -%}
-  {%- endfor -%}
   {%- call statement('dbt_multijoin_compact') -%}
-    merge into {{ store }} as target
-    using (
-        select 'key' as dbt_multijoin_replaces, false as dbt_multijoin_null_keys, {{ markers | join(', ') }} from {{ delta_keys }}
-        union all
-        select 'null_keys', true, {{ null_markers | join(', ') }}
-        union all
-        select 'none', cast(null as boolean), {{ dbt_multijoin._mj_column_list(columns) }} from {{ folded }}
-    ) as source
-    on target.dbt_multijoin_seq is not null and {{ matches | join(' and ') }}
-    when matched then delete
-    when not matched and source.dbt_multijoin_replaces = 'none' then insert ({{ dbt_multijoin._mj_column_list(columns + control) }}) values ({{ (inserted + control_values) | join(', ') }})
+    insert into {{ store }} replace where dbt_multijoin_seq <= {{ highest }}
+    select {{ items | join(', ') }} from {{ view }} order by {{ dbt_multijoin._mj_column_list(keys) }}
   {%- endcall -%}
-  {%- for table in [delta_keys, folded] -%}
-    {%- do dbt_multijoin._mj_drop_own_table(table, false) -%}
-  {%- endfor -%}
 {%- endmacro %}
 
 

@@ -88,12 +88,13 @@
       and version (none on a --empty full build, none when nothing was read: the table keeps what
       it has); after a full build also the properties that keep later MERGEs small. A run that
       fails before it records leaves the previous marks, so the next run reads the same changes
-      again (applying them again is idempotent). -#}
+      again (applying them again is idempotent). Not on a merge-on-read store: no MERGE writes it (a
+      refresh appends, a compaction replaces whole files). -#}
   {%- if changes['states'] is none -%}
     {{- return({}) -}}
   {%- endif -%}
   {%- set properties = dbt_multijoin._mj_state_properties(plan, changes['states']) -%}
-  {%- if plan['path'] == 'full' -%}
+  {%- if plan['path'] == 'full' and plan['layout'] != 'merge_on_read' -%}
     {%- do properties.update(dbt_multijoin._mj_merge_friendly_properties()) -%}
   {%- endif -%}
   {#- The merge-on-read store: its last delta sequence (a full build starts again from 0) and its
