@@ -239,9 +239,10 @@ def location(project, relation: str) -> str:
 
 
 def test_a_model_switched_between_layouts_is_rebuilt_once_and_leaves_no_data_files(project, table_format):
-    """Table to merge-on-read and back: each switch is one full build that the run names, readers
-    see Spark's vanilla join after it, and the relation it replaced is gone with its data files
-    (an Iceberg DROP TABLE keeps them unless purged; Delta's go with the table)."""
+    """Table to merge-on-read and back: each switch is one full build that the run names (as is a
+    store an earlier release wrote), readers see Spark's vanilla join after it, and the relation it
+    replaced is gone with its data files (an Iceberg DROP TABLE keeps them unless purged; Delta's
+    go with the table)."""
     spark, table = project.spark, project.table
     inputs_a_and_c(project, table_format, "values (1, 10, 1), (2, 20, 1), (null, 30, 1)", "values (2, 200, 1), (3, 300, 1)")
     vanilla = f"select coalesce(a.k, c.k) as k, a.v as a_v, c.v as c_v from {table('a')} as a full outer join {table('c')} as c on a.k = c.k"
@@ -261,6 +262,13 @@ def test_a_model_switched_between_layouts_is_rebuilt_once_and_leaves_no_data_fil
     store_path = location(project, table("switched__dbt_mj_store"))
     assert data_files(store_path) > 0
     assert data_files(table_path) == 0, table_path
+    # A store as an earlier release wrote it (a delta row per key and run, which its view
+    # aggregated) records no kind of delta rows: it is built again once, and the run says so.
+    spark.sql(f"alter table {table('switched__dbt_mj_store')} unset tblproperties ('dbt_multijoin.mor.delta')")
+    spark.sql(f"insert into {table('a')} values (5, 50, 2)")
+    run_as("merge_on_read", "holds delta rows as an earlier release wrote them (a row per key and run)")
+    spark.sql(f"insert into {table('a')} values (6, 60, 3)")
+    run_as("merge_on_read", "partial update")
     spark.sql(f"insert into {table('c')} values (4, 400, 2)")
     run_as("", "becomes a table (layout table); its store")
     assert "switched__dbt_mj_store" not in project.tables()

@@ -264,9 +264,9 @@ MERGE_ON_READ_MODEL = PARTIAL_UPDATE_MODEL.replace("one_row_per_key=true", "one_
 
 def test_server_killed_during_a_merge_on_read_refresh_and_compaction(servers, tmp_path):
     """A merge-on-read model (layout='merge_on_read') whose server is killed -9 while a refresh
-    appends its delta rows, and again while a compaction rewrites the store: after each kill readers see
-    the table as before the statement or as after it, never a mix; the next run leaves exactly a
-    full rebuild's rows, and after the compaction that follows no delta row is left."""
+    merges its delta rows, and again while a compaction rewrites the store: after each kill
+    readers see the table as before the statement or as after it, never a mix; the next run leaves
+    exactly a full rebuild's rows, and after the compaction that follows no delta row is left."""
     server = servers("iceberg")
     port, schema = server.port, _two_inputs(server, MERGED_ROWS)
     project = _thrift_project(tmp_path, port, schema, "iceberg", ["a", "b"])
@@ -285,7 +285,7 @@ def test_server_killed_during_a_merge_on_read_refresh_and_compaction(servers, tm
     before = rows()
     hive_execute(port, f"update {schema}.a set a_v = a_v + 1000, updated_at = 2")
     after = rebuilt()
-    log = _kill_during_a_run(server, project, f"insert into {schema}.wide__dbt_mj_store", runs_before=0, settle=0.2)
+    log = _kill_during_a_run(server, project, f"merge into {schema}.wide__dbt_mj_store", runs_before=0, settle=0.2)
     assert "wide: partial update" in log
     assert rows() in (before, after)
     again = project.dbt("run")

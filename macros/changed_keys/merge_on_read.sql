@@ -5,16 +5,17 @@
     - base rows (`dbt_multijoin_seq` = 0): the wide table as the last full build or compaction left
       it, written sorted by the key, so that each file covers a range of keys and a filter on the
       key skips the others;
-    - delta rows (`dbt_multijoin_seq` > 0, the run that wrote them): per key a refresh changed, the
-      changed inputs' columns and presence (`dbt_multijoin_touched_<i>`: whether the row carries
-      input i's), and whether the key had a base row then (`dbt_multijoin_in_base`); per changed
-      input its NULL-keyed rows as they are now (`dbt_multijoin_null_group` = i), and a marker row
-      saying that they replace that input's earlier ones (`dbt_multijoin_null_marker`).
-    A refresh appends delta rows in one INSERT (one commit). The view gives each key, per input,
-    the columns of the latest delta row that touched that input, else the base row's: the delta
-    rows are aggregated per key (they are few, and the view broadcasts them), joined to the base
-    rows, plus the keys no base row has, plus the NULL-keyed rows of each input's latest
-    generation. It is plain Spark SQL, so any Spark reads it, with or without the extension. A
+    - delta rows (`dbt_multijoin_seq` > 0, the last run that wrote them): one per key a refresh
+      changed since the last compaction, holding the latest columns and presence of each input
+      a refresh changed for the key (`dbt_multijoin_touched_<i>`: whether the row carries input
+      i's), and whether the key had a base row (`dbt_multijoin_in_base`); per changed input its
+      NULL-keyed rows as they are now (`dbt_multijoin_null_group` = i), and a marker row saying
+      that they replace that input's earlier ones (`dbt_multijoin_null_marker`).
+    A refresh merges its changes into the delta rows in one MERGE (one commit). The view gives
+    each key, per input, the columns of its delta row where that touched the input, else the base
+    row's: the delta rows (few: the view broadcasts them) joined to the base rows, plus the keys no
+    base row has, plus the NULL-keyed rows of each input's latest generation. One delta row per
+    key needs no aggregate in the view, which every reader would pay for. It is plain Spark SQL, so any Spark reads it, with or without the extension. A
     compaction folds the delta rows into base rows in one statement (one commit): the view's rows
     replace every store row.
 
@@ -32,6 +33,13 @@
     {%- do dbt_multijoin._mj_fail("layout 'merge_on_read' needs incremental_strategy 'changed_keys' with one_row_per_key=true") -%}
   {%- endif -%}
   {{- return(layout) -}}
+{%- endmacro %}
+
+
+{% macro _mj_mor_delta_kind() -%}
+  {#- What the store's delta rows are, recorded on it: a store an earlier release wrote (a delta
+      row per key and run, which the view aggregated) is built again once. -#}
+  {{- return('one_row_per_key') -}}
 {%- endmacro %}
 
 
@@ -111,25 +119,15 @@
 {% macro _mj_mor_view_sql(spec, store) -%}
   {#- What readers see: the layout file's header says how. -#}
   {%- set keys = spec['keys'] -%}
-  {%- set key_list = dbt_multijoin._mj_column_list(keys) -%}
-  {%- set latest = [] -%}
-  {%- for input in spec['inputs'] -%}
-    {%- set fields = [] -%}
-    {%- for item in dbt_multijoin._mj_input_payload(input) -%}
-      {%- do fields.append(dbt_multijoin._mj_quote(item['output_name'])) -%}
-    {%- endfor -%}
-    {%- do fields.append(input['presence_column']) -%}
-    {%- do latest.append('max_by(struct(' ~ fields | join(', ') ~ '), case when ' ~ dbt_multijoin._mj_mor_touched(loop.index0) ~ ' then dbt_multijoin_seq end) as dbt_multijoin_input_' ~ loop.index0) -%}
-  {%- endfor -%}
   {%- set merged, delta_only, held_merged, held_delta = [], [], [], [] -%}
   {%- for input in spec['inputs'] -%}
-    {%- set latest_i = 'd.dbt_multijoin_input_' ~ loop.index0 -%}
+    {%- set touched = 'd.' ~ dbt_multijoin._mj_mor_touched(loop.index0) -%}
     {%- for name in dbt_multijoin._mj_input_payload(input) | map(attribute='output_name') | list + [input['presence_column']] -%}
-      {%- do merged.append('case when ' ~ latest_i ~ ' is not null then ' ~ dbt_multijoin._mj_column_ref(latest_i, name) ~ ' else ' ~ dbt_multijoin._mj_column_ref('b', name) ~ ' end as ' ~ dbt_multijoin._mj_quote(name)) -%}
-      {%- do delta_only.append(dbt_multijoin._mj_column_ref(latest_i, name) ~ ' as ' ~ dbt_multijoin._mj_quote(name)) -%}
+      {%- do merged.append('case when ' ~ touched ~ ' then ' ~ dbt_multijoin._mj_column_ref('d', name) ~ ' else ' ~ dbt_multijoin._mj_column_ref('b', name) ~ ' end as ' ~ dbt_multijoin._mj_quote(name)) -%}
+      {%- do delta_only.append(dbt_multijoin._mj_column_ref('d', name)) -%}
     {%- endfor -%}
-    {%- do held_merged.append('coalesce(case when ' ~ latest_i ~ ' is not null then ' ~ latest_i ~ '.' ~ input['presence_column'] ~ ' else b.' ~ input['presence_column'] ~ ' end, false)') -%}
-    {%- do held_delta.append('coalesce(' ~ latest_i ~ '.' ~ input['presence_column'] ~ ', false)') -%}
+    {%- do held_merged.append('coalesce(case when ' ~ touched ~ ' then d.' ~ input['presence_column'] ~ ' else b.' ~ input['presence_column'] ~ ' end, false)') -%}
+    {%- do held_delta.append('coalesce(d.' ~ input['presence_column'] ~ ', false)') -%}
   {%- endfor -%}
   {%- set same_key = [] -%}
   {%- for k in keys -%}
@@ -142,15 +140,13 @@
   {%- endfor -%}
   {{- return(
     'with dbt_multijoin_delta as (\n'
-    ~ '  select ' ~ key_list ~ ', bool_or(dbt_multijoin_in_base) as dbt_multijoin_in_base,\n    ' ~ latest | join(',\n    ') ~ '\n'
-    ~ '  from ' ~ store ~ ' where dbt_multijoin_seq > 0 and not (' ~ dbt_multijoin._mj_any_key_null(none, keys) ~ ')\n'
-    ~ '  group by ' ~ key_list ~ '\n)\n'
-    ~ '-- keys with a base row: its columns, or per input those of its latest delta row\n'
+    ~ '  select * from ' ~ store ~ ' where dbt_multijoin_seq > 0 and not (' ~ dbt_multijoin._mj_any_key_null(none, keys) ~ ')\n)\n'
+    ~ '-- keys with a base row: its columns, or per input those of its delta row where it touched the input\n'
     ~ 'select /*+ BROADCAST(d) */ ' ~ dbt_multijoin._mj_column_list(keys, 'b') ~ ', ' ~ merged | join(', ') ~ '\n'
     ~ 'from ' ~ store ~ ' as b left outer join dbt_multijoin_delta as d on ' ~ same_key | join(' and ') ~ '\n'
     ~ 'where b.dbt_multijoin_seq = 0 and not (' ~ dbt_multijoin._mj_any_key_null('b', keys) ~ ') and (' ~ held_merged | join(' or ') ~ ')\n'
     ~ 'union all\n'
-    ~ '-- keys with no base row: their latest delta rows\n'
+    ~ '-- keys with no base row: their delta rows\n'
     ~ 'select ' ~ dbt_multijoin._mj_column_list(keys, 'd') ~ ', ' ~ delta_only | join(', ') ~ '\n'
     ~ 'from dbt_multijoin_delta as d\n'
     ~ 'where not d.dbt_multijoin_in_base and (' ~ held_delta | join(' or ') ~ ')\n'
@@ -170,11 +166,14 @@
 
 
 {#- A refresh: the changes as delta rows. -#}
-{% macro _mj_mor_append(plan, read, key_count, seq) -%}
-  {#- Append the run's changes to the store as delta rows of sequence `seq`, in one INSERT
-      (statement 'main'): one row per changed key (whether it has a base row comes from a scan of
-      the base rows' key column, filtered by the changed keys' hashes), the changed inputs'
-      NULL-keyed rows as they are now, and a marker per changed input. -#}
+{% macro _mj_mor_write_delta(plan, read, key_count, seq) -%}
+  {#- Write the run's changes to the store as delta rows of sequence `seq`, in one MERGE
+      (statement 'main'): a changed key's delta row, one per key, merged with the one it had
+      (whether the key has a base row comes from a scan of the base rows' key column, filtered by
+      the changed keys' hashes), and, appended, the changed inputs' NULL-keyed rows as they are
+      now and a marker per changed input. The MERGE reads the delta rows only
+      (`dbt_multijoin_seq > 0` in its condition, which the formats' file statistics skip the base
+      files by). -#}
   {%- set spec = plan['spec'] -%}
   {%- set store = plan['store'] -%}
   {%- set relation = plan['relation'] -%}
@@ -222,10 +221,34 @@
   {%- for k in keys -%}
     {%- do joined.append(dbt_multijoin._mj_column_ref('in_base', k) ~ ' = ' ~ dbt_multijoin._mj_column_ref('source', k)) -%}
   {%- endfor -%}
+  {#- A key's delta row takes, per input the run changed and the key's row touched, its columns,
+      presence and touched flag; the other inputs' stay as they were, and so does whether the key
+      had a base row. -#}
+  {%- set updates = [] -%}
+  {%- for input in spec['inputs'] -%}
+    {%- set index = loop.index0 -%}
+    {%- if index in changed -%}
+      {%- set touched = 'source.' ~ dbt_multijoin._mj_mor_touched(index) -%}
+      {%- for name in dbt_multijoin._mj_input_payload(input) | map(attribute='output_name') | list + [input['presence_column']] -%}
+        {%- do updates.append(dbt_multijoin._mj_quote(name) ~ ' = if(' ~ touched ~ ', ' ~ dbt_multijoin._mj_column_ref('source', name) ~ ', ' ~ dbt_multijoin._mj_column_ref('target', name) ~ ')') -%}
+      {%- endfor -%}
+      {%- do updates.append(dbt_multijoin._mj_mor_touched(index) ~ ' = target.' ~ dbt_multijoin._mj_mor_touched(index) ~ ' or ' ~ touched) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- do updates.append('dbt_multijoin_seq = source.dbt_multijoin_seq') -%}
+  {%- set same_key = [] -%}
+  {%- for k in keys -%}
+    {%- do same_key.append(dbt_multijoin._mj_column_ref('target', k) ~ ' = ' ~ dbt_multijoin._mj_column_ref('source', k)) -%}
+  {%- endfor -%}
   {%- call statement('main') -%}
-    insert into {{ store }}
-    select {{ items | join(',\n      ') }}
-    from {{ rows_table }} as source left outer join {{ in_base_table }} as in_base on {{ joined | join(' and ') }}
+    merge into {{ store }} as target
+    using (
+      select {{ items | join(',\n        ') }}
+      from {{ rows_table }} as source left outer join {{ in_base_table }} as in_base on {{ joined | join(' and ') }}
+    ) as source
+    on target.dbt_multijoin_seq > 0 and source.dbt_multijoin_null_group is null and {{ same_key | join(' and ') }}
+    when matched then update set {{ updates | join(', ') }}
+    when not matched then insert *
   {%- endcall -%}
   {%- do dbt_multijoin._mj_drop_own_table(in_base_table, false) -%}
 {%- endmacro %}

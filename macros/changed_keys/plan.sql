@@ -172,6 +172,9 @@
   {%- for input in plan['inputs'] if input['recorded'] is none -%}
     {%- do missing.append(dbt_multijoin._mj_mark_property(input['name'])) -%}
   {%- endfor -%}
+  {%- if plan['layout'] == 'merge_on_read' and plan['recorded_properties'].get('dbt_multijoin.mor.delta') != dbt_multijoin._mj_mor_delta_kind() -%}
+    {{- return('its store ' ~ plan['store'] ~ ' holds delta rows as an earlier release wrote them (a row per key and run)') -}}
+  {%- endif -%}
   {%- if plan['spec']['partial_update_refused'] is none -%}
     {#- A table built before the model declared one_row_per_key has no presence columns. -#}
     {%- set existing = adapter.get_columns_in_relation(store_now) | map(attribute='name') | map('lower') | list -%}

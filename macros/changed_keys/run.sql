@@ -69,7 +69,7 @@
   {%- endif -%}
   {%- if plan['layout'] == 'merge_on_read' -%}
     {%- set seq = (plan['recorded_properties'].get('dbt_multijoin.mor.seq', '0') | int) + 1 -%}
-    {%- do dbt_multijoin._mj_mor_append(plan, dbt_multijoin._mj_read_inputs(plan), changes['changed_key_count'], seq) -%}
+    {%- do dbt_multijoin._mj_mor_write_delta(plan, dbt_multijoin._mj_read_inputs(plan), changes['changed_key_count'], seq) -%}
     {%- do changes.update({'seq': seq, 'base_rows': dbt_multijoin._mj_mor_maybe_compact(plan)}) -%}
     {{- return(operator) -}}
   {%- elif plan['path'] == 'partial_update' -%}
@@ -88,19 +88,19 @@
       and version (none on a --empty full build, none when nothing was read: the table keeps what
       it has); after a full build also the properties that keep later MERGEs small. A run that
       fails before it records leaves the previous marks, so the next run reads the same changes
-      again (applying them again is idempotent). Not on a merge-on-read store: no MERGE writes it (a
-      refresh appends, a compaction replaces whole files). -#}
+      again (applying them again is idempotent). -#}
   {%- if changes['states'] is none -%}
     {{- return({}) -}}
   {%- endif -%}
   {%- set properties = dbt_multijoin._mj_state_properties(plan, changes['states']) -%}
-  {%- if plan['path'] == 'full' and plan['layout'] != 'merge_on_read' -%}
+  {%- if plan['path'] == 'full' -%}
     {%- do properties.update(dbt_multijoin._mj_merge_friendly_properties()) -%}
   {%- endif -%}
   {#- The merge-on-read store: its last delta sequence (a full build starts again from 0) and its
       base rows, where the run counted them (a full build, a compaction). -#}
   {%- if plan['layout'] == 'merge_on_read' -%}
-    {%- do properties.update({'dbt_multijoin.mor.seq': changes.get('seq', 0) | string, 'dbt_multijoin.mor.keys': tojson(plan['keys'])}) -%}
+    {%- do properties.update({'dbt_multijoin.mor.seq': changes.get('seq', 0) | string, 'dbt_multijoin.mor.keys': tojson(plan['keys']),
+        'dbt_multijoin.mor.delta': dbt_multijoin._mj_mor_delta_kind()}) -%}
     {%- if changes.get('base_rows') is not none -%}
       {%- do properties.update({'dbt_multijoin.mor.base_rows': changes['base_rows'] | string}) -%}
     {%- endif -%}
