@@ -15,9 +15,9 @@
     each key, per input, the columns of its delta row where that touched the input, else the base
     row's: the delta rows (few: the view broadcasts them) joined to the base rows, plus the keys no
     base row has, plus the NULL-keyed rows of each input's latest generation. One delta row per
-    key needs no aggregate in the view, which every reader would pay for. It is plain Spark SQL, so any Spark reads it, with or without the extension. A
-    compaction folds the delta rows into base rows in one statement (one commit): the view's rows
-    replace every store row.
+    key needs no aggregate in the view, which every reader would pay for. It is plain Spark SQL,
+    so any Spark reads it, with or without the extension. A compaction folds the delta rows into
+    base rows in one statement (one commit): the view's rows replace every store row.
 
     Every statement is one commit, and applying a refresh's delta rows again gives the same rows,
     so a run killed at any point leaves a readable, correct table, and the next run is right. -#}
