@@ -17,6 +17,16 @@
 {%- endmacro %}
 
 
+{% macro _mj_same_keys(left, right, keys) -%}
+  {#- `left`'s key equal to `right`'s, part by part (a NULL part equals nothing). -#}
+  {%- set items = [] -%}
+  {%- for k in keys -%}
+    {%- do items.append(dbt_multijoin._mj_column_ref(left, k) ~ ' = ' ~ dbt_multijoin._mj_column_ref(right, k)) -%}
+  {%- endfor -%}
+  {{- return(items | join(' and ')) -}}
+{%- endmacro %}
+
+
 {% macro _mj_keys_as_model_keys(input, spec) -%}
   {#- A spec input's key columns under the model's key names: ['k as device_id', ...]. -#}
   {%- set items = [] -%}

@@ -71,6 +71,12 @@
 {%- endmacro %}
 
 
+{% macro _mj_mor_input_columns(input) -%}
+  {#- An input's columns in the model (and the store): its payload, then its presence column. -#}
+  {{- return(dbt_multijoin._mj_input_payload(input) | map(attribute='output_name') | list + [input['presence_column']]) -}}
+{%- endmacro %}
+
+
 {#- The store's columns besides the model's. -#}
 {% macro _mj_mor_touched(index) -%}
   {{- return('dbt_multijoin_touched_' ~ index) -}}
@@ -122,16 +128,12 @@
   {%- set merged, delta_only, held_merged, held_delta = [], [], [], [] -%}
   {%- for input in spec['inputs'] -%}
     {%- set touched = 'd.' ~ dbt_multijoin._mj_mor_touched(loop.index0) -%}
-    {%- for name in dbt_multijoin._mj_input_payload(input) | map(attribute='output_name') | list + [input['presence_column']] -%}
+    {%- for name in dbt_multijoin._mj_mor_input_columns(input) -%}
       {%- do merged.append('case when ' ~ touched ~ ' then ' ~ dbt_multijoin._mj_column_ref('d', name) ~ ' else ' ~ dbt_multijoin._mj_column_ref('b', name) ~ ' end as ' ~ dbt_multijoin._mj_quote(name)) -%}
       {%- do delta_only.append(dbt_multijoin._mj_column_ref('d', name)) -%}
     {%- endfor -%}
     {%- do held_merged.append('coalesce(case when ' ~ touched ~ ' then d.' ~ input['presence_column'] ~ ' else b.' ~ input['presence_column'] ~ ' end, false)') -%}
     {%- do held_delta.append('coalesce(d.' ~ input['presence_column'] ~ ', false)') -%}
-  {%- endfor -%}
-  {%- set same_key = [] -%}
-  {%- for k in keys -%}
-    {%- do same_key.append(dbt_multijoin._mj_column_ref('b', k) ~ ' = ' ~ dbt_multijoin._mj_column_ref('d', k)) -%}
   {%- endfor -%}
   {%- set columns = dbt_multijoin._mj_column_list(dbt_multijoin._mj_partial_update_columns(spec)) -%}
   {%- set input_of = [] -%}
@@ -143,7 +145,7 @@
     ~ '  select * from ' ~ store ~ ' where dbt_multijoin_seq > 0 and not (' ~ dbt_multijoin._mj_any_key_null(none, keys) ~ ')\n)\n'
     ~ '-- keys with a base row: its columns, or per input those of its delta row where it touched the input\n'
     ~ 'select /*+ BROADCAST(d) */ ' ~ dbt_multijoin._mj_column_list(keys, 'b') ~ ', ' ~ merged | join(', ') ~ '\n'
-    ~ 'from ' ~ store ~ ' as b left outer join dbt_multijoin_delta as d on ' ~ same_key | join(' and ') ~ '\n'
+    ~ 'from ' ~ store ~ ' as b left outer join dbt_multijoin_delta as d on ' ~ dbt_multijoin._mj_same_keys('b', 'd', keys) ~ '\n'
     ~ 'where b.dbt_multijoin_seq = 0 and not (' ~ dbt_multijoin._mj_any_key_null('b', keys) ~ ') and (' ~ held_merged | join(' or ') ~ ')\n'
     ~ 'union all\n'
     ~ '-- keys with no base row: their delta rows\n'
@@ -185,12 +187,8 @@
   {%- set in_base_table = dbt_multijoin._mj_sibling(relation, '__dbt_mj_in_base') -%}
   {%- set store_columns = adapter.get_columns_in_relation(store) -%}
   {%- set filter = dbt_multijoin._mj_replaced_rows_filter(store_columns, key_table, keys, key_count, reader='the refresh reads the base rows\' keys') -%}
-  {%- set same_key = [] -%}
-  {%- for k in keys -%}
-    {%- do same_key.append(dbt_multijoin._mj_column_ref('target', k) ~ ' = ' ~ dbt_multijoin._mj_column_ref('changed', k)) -%}
-  {%- endfor -%}
   {%- do dbt_multijoin._mj_write_scratch_table(in_base_table,
-      'select distinct ' ~ dbt_multijoin._mj_column_list(keys, 'target') ~ ' from ' ~ store ~ ' as target left semi join ' ~ key_table ~ ' as changed on ' ~ same_key | join(' and ')
+      'select distinct ' ~ dbt_multijoin._mj_column_list(keys, 'target') ~ ' from ' ~ store ~ ' as target left semi join ' ~ key_table ~ ' as changed on ' ~ dbt_multijoin._mj_same_keys('target', 'changed', keys)
       ~ ' where target.dbt_multijoin_seq = 0' ~ (' and ' ~ filter if filter else ''), 'dbt_multijoin_in_base') -%}
 
   {%- set items = [] -%}
@@ -217,10 +215,6 @@
   {%- for input in spec['inputs'] -%}
     {%- do items.append(('coalesce(source.dbt_multijoin_touched_' ~ loop.index0 ~ ', false)' if loop.index0 in changed else 'false') ~ ' as ' ~ dbt_multijoin._mj_mor_touched(loop.index0)) -%}
   {%- endfor -%}
-  {%- set joined = [] -%}
-  {%- for k in keys -%}
-    {%- do joined.append(dbt_multijoin._mj_column_ref('in_base', k) ~ ' = ' ~ dbt_multijoin._mj_column_ref('source', k)) -%}
-  {%- endfor -%}
   {#- A key's delta row takes, per input the run changed and the key's row touched, its columns,
       presence and touched flag; the other inputs' stay as they were, and so does whether the key
       had a base row. -#}
@@ -229,24 +223,20 @@
     {%- set index = loop.index0 -%}
     {%- if index in changed -%}
       {%- set touched = 'source.' ~ dbt_multijoin._mj_mor_touched(index) -%}
-      {%- for name in dbt_multijoin._mj_input_payload(input) | map(attribute='output_name') | list + [input['presence_column']] -%}
+      {%- for name in dbt_multijoin._mj_mor_input_columns(input) -%}
         {%- do updates.append(dbt_multijoin._mj_quote(name) ~ ' = if(' ~ touched ~ ', ' ~ dbt_multijoin._mj_column_ref('source', name) ~ ', ' ~ dbt_multijoin._mj_column_ref('target', name) ~ ')') -%}
       {%- endfor -%}
       {%- do updates.append(dbt_multijoin._mj_mor_touched(index) ~ ' = target.' ~ dbt_multijoin._mj_mor_touched(index) ~ ' or ' ~ touched) -%}
     {%- endif -%}
   {%- endfor -%}
   {%- do updates.append('dbt_multijoin_seq = source.dbt_multijoin_seq') -%}
-  {%- set same_key = [] -%}
-  {%- for k in keys -%}
-    {%- do same_key.append(dbt_multijoin._mj_column_ref('target', k) ~ ' = ' ~ dbt_multijoin._mj_column_ref('source', k)) -%}
-  {%- endfor -%}
   {%- call statement('main') -%}
     merge into {{ store }} as target
     using (
       select {{ items | join(',\n        ') }}
-      from {{ rows_table }} as source left outer join {{ in_base_table }} as in_base on {{ joined | join(' and ') }}
+      from {{ rows_table }} as source left outer join {{ in_base_table }} as in_base on {{ dbt_multijoin._mj_same_keys('in_base', 'source', keys) }}
     ) as source
-    on target.dbt_multijoin_seq > 0 and source.dbt_multijoin_null_group is null and {{ same_key | join(' and ') }}
+    on target.dbt_multijoin_seq > 0 and source.dbt_multijoin_null_group is null and {{ dbt_multijoin._mj_same_keys('target', 'source', keys) }}
     when matched then update set {{ updates | join(', ') }}
     when not matched then insert *
   {%- endcall -%}
