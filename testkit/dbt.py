@@ -2,13 +2,17 @@
 run by real `dbt` commands, and what a finished command left (`DbtRun`, from run_results.json).
 
 A project runs dbt one of two ways, and both give a `DbtRun`:
-- as a child process (`DbtProject` with an environment): integration_tests/ copies and tiny
-  projects on any target; the Thrift tests also start one in the background and kill the server
-  under it. The child has a timeout (subprocess.run kills it by pid); on the session method its
-  Spark JVM is pyspark's child and exits when dbt's end of its stdin pipe closes.
-- in this process (`PipelineProject`, dbtRunner): the session method's
+- as a child process (`DbtProject`, a command that connects with the session method):
+  integration_tests/ copies and tiny projects whose Spark is a JVM of dbt's own, as a user's
+  session target is; the Thrift tests also start one in the background and kill the server under
+  it. The child has a timeout (subprocess.run kills it by pid); on the session method its Spark
+  JVM is pyspark's child and exits when dbt's end of its stdin pipe closes.
+- in this process (dbtRunner): `DbtProject`'s other commands (a Thrift target, `dbt deps`), under
+  the project's environment, and `PipelineProject`, whose session method's
   `SparkSession.builder.getOrCreate()` then returns the test's own session, over Delta or Iceberg
-  tables the test writes between runs.
+  tables the test writes between runs. A child dbt spends seconds of CPU starting (its imports,
+  its adapter, reading the saved manifest back) before it sends a statement; in this process that
+  is paid once, and a module runs dbt dozens of times (docs/development.md, "What CI runs").
 
 `thrift_server()` stops its server by pid in a `finally`, also when the test fails.
 """
@@ -27,6 +31,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
+
+import yaml
 
 from dbt_multijoin import thrift
 from testkit import REPO
@@ -102,6 +108,40 @@ def _results(root: Path) -> list[dict]:
     return json.loads(results_file.read_text())["results"] if results_file.exists() else []
 
 
+def dbt_in_this_process(root: Path, args: tuple[str, ...], *flags: str) -> DbtRun:
+    """`dbt <args>` over the project at `root`, in this process (dbtRunner). No usage events: they
+    would wait on a network CI does not have. `output` holds what dbt printed at info level and
+    above."""
+    from dbt.cli.main import dbtRunner
+
+    printed: list[str] = []
+
+    def keep_printed(event) -> None:
+        if event.info.level in ("info", "warn", "error") and event.info.msg:
+            printed.append(str(event.info.msg))
+
+    (root / "target" / "run_results.json").unlink(missing_ok=True)
+    outcome = dbtRunner(callbacks=[keep_printed]).invoke(
+        [*args, "--project-dir", str(root), "--profiles-dir", str(root), *flags]
+    )
+    error = "" if outcome.exception is None else str(outcome.exception)
+    return DbtRun(list(args), 0 if outcome.success else 1, "\n".join(printed), _results(root), error)
+
+
+@contextlib.contextmanager
+def _environment(env: dict[str, str]) -> Iterator[None]:
+    """This process's environment replaced by `env` for the block (dbt reads its flags and the
+    project's env_var() from it), then restored."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
 @dataclass
 class DbtProject:
     """A copy of integration_tests/ whose packages.yml points at this repository."""
@@ -118,6 +158,11 @@ class DbtProject:
         return [DBT, *args, "--project-dir", str(self.root), "--profiles-dir", str(self.root)]
 
     def dbt(self, *args: str, timeout: int = DBT_TIMEOUT) -> DbtRun:
+        """The command, in this process unless it connects with the session method (the module's
+        header says why); `timeout` bounds a child's run."""
+        if not self._opens_a_spark_session(args):
+            with _environment(self.env):
+                return dbt_in_this_process(self.root, args)
         command = self.command(*args)
         (self.root / "target" / "run_results.json").unlink(missing_ok=True)
         completed = subprocess.run(
@@ -131,6 +176,16 @@ class DbtProject:
             timeout=timeout,
         )
         return DbtRun(list(args), completed.returncode, completed.stdout, _results(self.root))
+
+    def _opens_a_spark_session(self, args: tuple[str, ...]) -> bool:
+        """Whether the command connects with dbt-spark's session method: the target `--target`
+        names, or the profile's default, in the project's profiles.yml."""
+        if args[0] == "deps":
+            return False
+        profile_name = yaml.safe_load((self.root / "dbt_project.yml").read_text())["profile"]
+        profile = yaml.safe_load((self.root / "profiles.yml").read_text())[profile_name]
+        target = args[args.index("--target") + 1] if "--target" in args else profile["target"]
+        return profile["outputs"][target]["method"] == "session"
 
     def compiled(self) -> Path:
         return self.root / "target" / "compiled" / "dbt_multijoin_integration_tests"
@@ -304,26 +359,11 @@ class PipelineProject:
         (self.root / "models" / f"{name}.sql").write_text(sql)
 
     def dbt(self, *args: str) -> DbtRun:
-        """dbt in this process. Partial parsing: a test runs dbt over one project many times,
+        """dbt in this process, partial parsing: a test runs dbt over one project many times,
         changing a model file at most (dbt then re-parses that file); a full parse of the
-        package costs most of a second each time. No usage events: they would wait on a network
-        CI does not have. `output` holds what dbt printed at info level and above."""
-        from dbt.cli.main import dbtRunner
-
-        printed: list[str] = []
-
-        def keep_printed(event) -> None:
-            if event.info.level in ("info", "warn", "error") and event.info.msg:
-                printed.append(str(event.info.msg))
-
-        (self.root / "target" / "run_results.json").unlink(missing_ok=True)
-        outcome = dbtRunner(callbacks=[keep_printed]).invoke(
-            [*args, "--project-dir", str(self.root), "--profiles-dir", str(self.root),
-             "--partial-parse", "--no-send-anonymous-usage-stats", "--no-use-colors",
-             "--log-path", str(self.root / "logs")]
-        )
-        error = "" if outcome.exception is None else str(outcome.exception)
-        return DbtRun(list(args), 0 if outcome.success else 1, "\n".join(printed), _results(self.root), error)
+        package costs most of a second each time."""
+        return dbt_in_this_process(self.root, args, "--partial-parse", "--no-send-anonymous-usage-stats",
+                                   "--no-use-colors", "--log-path", str(self.root / "logs"))
 
     def table(self, name: str) -> str:
         return f"{self.schema}.{name}"
