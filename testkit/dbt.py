@@ -122,7 +122,7 @@ def dbt_in_this_process(root: Path, args: tuple[str, ...], *flags: str) -> DbtRu
 
     (root / "target" / "run_results.json").unlink(missing_ok=True)
     outcome = dbtRunner(callbacks=[keep_printed]).invoke(
-        [*args, "--project-dir", str(root), "--profiles-dir", str(root), *flags]
+        [*args, "--project-dir", str(root), "--profiles-dir", str(root), "--no-send-anonymous-usage-stats", *flags]
     )
     error = "" if outcome.exception is None else str(outcome.exception)
     return DbtRun(list(args), 0 if outcome.success else 1, "\n".join(printed), _results(root), error)
@@ -362,8 +362,7 @@ class PipelineProject:
         """dbt in this process, partial parsing: a test runs dbt over one project many times,
         changing a model file at most (dbt then re-parses that file); a full parse of the
         package costs most of a second each time."""
-        return dbt_in_this_process(self.root, args, "--partial-parse", "--no-send-anonymous-usage-stats",
-                                   "--no-use-colors", "--log-path", str(self.root / "logs"))
+        return dbt_in_this_process(self.root, args, "--partial-parse", "--no-use-colors", "--log-path", str(self.root / "logs"))
 
     def table(self, name: str) -> str:
         return f"{self.schema}.{name}"
