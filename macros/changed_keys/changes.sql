@@ -27,6 +27,19 @@
 {%- endmacro %}
 
 
+{% macro _mj_merge_key_match(keys) -%}
+  {#- The MERGE's match of a source row to a target row by key, one condition per key part,
+      null-safe: a target row with a NULL in any key part compares as NULL in every part, so the
+      source's NULL-keyed marker (every part NULL) matches it and no other source row does. -#}
+  {%- set target_null = dbt_multijoin._mj_any_key_null('target', keys) -%}
+  {%- set items = [] -%}
+  {%- for k in keys -%}
+    {%- do items.append(dbt_multijoin._mj_column_ref('source', k) ~ ' <=> if(' ~ target_null ~ ', null, ' ~ dbt_multijoin._mj_column_ref('target', k) ~ ')') -%}
+  {%- endfor -%}
+  {{- return(items) -}}
+{%- endmacro %}
+
+
 {% macro _mj_keys_as_model_keys(input, spec) -%}
   {#- A spec input's key columns under the model's key names: ['k as device_id', ...]. -#}
   {%- set items = [] -%}

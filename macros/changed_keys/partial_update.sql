@@ -233,19 +233,13 @@
   {%- for input in spec['inputs'] -%}
     {%- do null_group.append('when target.' ~ input['presence_column'] ~ ' then ' ~ loop.index0) -%}
   {%- endfor -%}
-  {%- set matches = [] -%}
-  {%- for k in keys -%}
-    {%- do matches.append('source.' ~ dbt_multijoin._mj_quote(k) ~ ' <=> if(' ~ target_null ~ ', null, ' ~ dbt_multijoin._mj_column_ref('target', k) ~ ')') -%}
-  {%- endfor -%}
+  {%- set matches = dbt_multijoin._mj_merge_key_match(keys) -%}
   {%- do matches.append('source.dbt_multijoin_null_group <=> if(' ~ target_null ~ ', case ' ~ null_group | join(' ') ~ ' end, null)') -%}
 
   {%- set held_after = [] -%}
   {%- set present_any = [] -%}
   {%- set updates = [] -%}
-  {%- set inserted = [] -%}
-  {%- for k in keys -%}
-    {%- do inserted.append('source.' ~ dbt_multijoin._mj_quote(k)) -%}
-  {%- endfor -%}
+  {%- set inserted = [dbt_multijoin._mj_column_list(keys, 'source')] -%}
   {%- for input in spec['inputs'] -%}
     {%- set index = loop.index0 -%}
     {%- set has = 'target.' ~ input['presence_column'] -%}

@@ -109,10 +109,7 @@
     {%- do null_marker_columns.append('null') -%}
   {%- endfor -%}
   {%- set null_marker = config.get('file_format') != 'delta' or dbt_multijoin._mj_target_has_null_key(target_relation, keys) -%}
-  {%- set matches = [] -%}
-  {%- for k in keys -%}
-    {%- do matches.append('source.' ~ dbt_multijoin._mj_quote(k) ~ ' <=> if(' ~ dbt_multijoin._mj_any_key_null('target', keys) ~ ', null, ' ~ dbt_multijoin._mj_column_ref('target', k) ~ ')') -%}
-  {%- endfor -%}
+  {%- set matches = dbt_multijoin._mj_merge_key_match(keys) -%}
   {%- set column_list = dbt_multijoin._mj_column_list(columns) -%}
   {%- set target_filter = dbt_multijoin._mj_replaced_rows_filter(existing_columns, key_table, keys, key_count) -%}
   {%- call statement('main') -%}
