@@ -327,3 +327,22 @@ def test_a_unit_test_checks_the_full_build(project, table_format):
     message = tested.message("ut_recomputed_as_incremental")
     assert "model 'recomputed' (unit test 'ut_recomputed_as_incremental')" in message, message
     assert "is_incremental has no meaning" in message and "Drop the is_incremental override" in message, message
+
+
+def test_a_changed_since_column_missing_or_of_another_type_fails_naming_it(project, table_format):
+    """A changed_since column the input lacks, or of a type whose values cannot say which rows are
+    newer (a double), fails the run before it writes, naming the column, the input and its
+    relation: the plan reads the column's type from the input's columns it described."""
+    spark = project.spark
+    Inputs(lambda sql: spark.sql(sql), lambda sql: spark.sql(sql).collect(), project.schema, table_format)
+    project.sources(*INPUTS)
+    spark.sql(f"alter table {project.table('a')} add columns (score double)")
+    for column, said in (("missing", "changed_since column 'missing' not found in input 'a'"),
+                         ("score", "changed_since column 'score' of input 'a'")):
+        project.model("wide", model_sql().replace("'a': 'updated_at'", f"'a': '{column}'"))
+        refused = project.dbt("run", "-s", "wide")
+        assert not refused.success, refused.describe()
+        message = refused.messages["wide"]
+        assert said in message and project.table("a") in message, message
+        assert column != "score" or "has type double" in message, message
+        assert "wide" not in project.tables()

@@ -26,8 +26,9 @@
     {{- return(none) -}}
   {%- endif -%}
   {%- set found = [] -%}
-  {%- for column in adapter.get_columns_in_relation(input['relation']) if (column.name | lower) == (input['changed_since'] | lower) -%}
-    {%- do found.append({'column': column.name, 'dtype': column.dtype | lower}) -%}
+  {#- The input's columns as the plan described them: no second DESCRIBE of the input. -#}
+  {%- for column in input['described_columns'] if (column['name'] | lower) == (input['changed_since'] | lower) -%}
+    {%- do found.append({'column': column['name'], 'dtype': column['dtype']}) -%}
   {%- endfor -%}
   {%- if not found -%}
     {%- do dbt_multijoin._mj_fail("changed_since column '" ~ input['changed_since'] ~ "' not found in input '" ~ input['name'] ~ "' (" ~ input['relation'] ~ ")") -%}

@@ -6,9 +6,10 @@
     - delta_feed (source_delta_feed.sql): a Delta table's change data feed;
     - iceberg_changelog (source_iceberg_changelog.sql): an Iceberg table's changelog.
 
-    A source is a dict {kind, input: {name, relation, keys, columns, changed_since, model_keys},
-    ...what the kind needs}, made by its constructor at plan time, and these macros of the kind,
-    all reached through _mj_source_do(source, operation, ...):
+    A source is a dict {kind, input: {name, relation, keys, columns, described_columns,
+    changed_since, model_keys}, ...what the kind needs} (`described_columns`: every column of the
+    input as the plan described it, {name, dtype}), made by its constructor at plan time, and
+    these macros of the kind, all reached through _mj_source_do(source, operation, ...):
     - _mj_<kind>_source(input, properties): the source of `input` (`properties`: its table
       properties), with where the input stands now (a version, a snapshot); none when this kind
       does not read it (the kinds are asked in the order of _mj_change_source_kinds);
@@ -44,7 +45,7 @@
   {%- set properties = dbt_multijoin._mj_table_properties(relation) -%}
   {%- set described = {'name': input['name'], 'relation': relation, 'keys': input['keys'],
       'columns': input['keys'] + input['payload'] | map(attribute='column') | reject('equalto', input.get('presence_column')) | list,
-      'changed_since': input['changed_since'], 'model_keys': spec['keys']} -%}
+      'described_columns': input['described_columns'], 'changed_since': input['changed_since'], 'model_keys': spec['keys']} -%}
   {%- for kind in dbt_multijoin._mj_change_source_kinds() -%}
     {%- set source = dbt_multijoin['_mj_' ~ kind ~ '_source'](described, properties) -%}
     {%- if source is not none -%}

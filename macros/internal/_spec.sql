@@ -235,15 +235,18 @@
   {#- One input resolved against its columns in the database: {relation: its FROM item as dbt
       handed it, described: the relation its columns come from (_mj_described_relation), name,
       alias, keys: its spelling of the key columns, payload: [{column, output_name}] of the
-      non-key columns it brings, key_types: the key columns' types}. `selected`: its entry of
+      non-key columns it brings, key_types: the key columns' types, described_columns: every
+      column of `described` as {name, dtype}, in its order}. `selected`: its entry of
       multi_join's `columns` (none: every non-key column); `renames`: its entry of `rename`.
       Code that reads an input's metadata (columns, table properties, history) reads
       `described`; SQL that reads its rows reads `relation`. -#}
   {%- set described = adapter.get_columns_in_relation(described_relation) -%}
   {%- set available = described | map(attribute='name') | list -%}
   {%- set types = {} -%}
+  {%- set described_columns = [] -%}
   {%- for column in described -%}
     {%- do types.update({column.name | lower: column.dtype | lower}) -%}
+    {%- do described_columns.append({'name': column.name, 'dtype': column.dtype | lower}) -%}
   {%- endfor -%}
   {%- if available | length == 0 -%}
     {%- if dbt_multijoin._mj_in_unit_test() -%}
@@ -298,5 +301,5 @@
   {%- for k in key_columns -%}
     {%- do key_types.append(types[k | lower]) -%}
   {%- endfor -%}
-  {{- return({'relation': relation, 'described': described_relation, 'name': name, 'alias': alias, 'keys': key_columns, 'key_types': key_types, 'payload': payload}) -}}
+  {{- return({'relation': relation, 'described': described_relation, 'name': name, 'alias': alias, 'keys': key_columns, 'key_types': key_types, 'payload': payload, 'described_columns': described_columns}) -}}
 {%- endmacro %}
