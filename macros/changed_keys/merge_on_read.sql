@@ -13,9 +13,10 @@
       that they replace that input's earlier ones (`dbt_multijoin_null_marker`).
     A refresh merges its changes into the delta rows in one MERGE (one commit). The view gives
     each key, per input, the columns of its delta row where that touched the input, else the base
-    row's: the delta rows (few: the view broadcasts them) joined to the base rows, plus the keys no
-    base row has, plus the NULL-keyed rows of each input's latest generation. One delta row per
-    key needs no aggregate in the view, which every reader would pay for. It is plain Spark SQL,
+    row's: one scan of the store's keyed rows, each joined to its key's delta row (few: the view
+    broadcasts them), keeping the base rows and the delta rows of keys no base row has, plus the
+    NULL-keyed rows of each input's latest generation. One delta row per key needs no aggregate in
+    the view, which every reader would pay for. It is plain Spark SQL,
     so any Spark reads it, with or without the extension. A compaction folds the delta rows into
     base rows in one statement (one commit): the view's rows replace every store row.
 
@@ -125,33 +126,32 @@
 {% macro _mj_mor_view_sql(spec, store) -%}
   {#- What readers see: the layout file's header says how. -#}
   {%- set keys = spec['keys'] -%}
-  {%- set merged, delta_only, held_merged, held_delta = [], [], [], [] -%}
+  {%- set merged, held_merged = [], [] -%}
   {%- for input in spec['inputs'] -%}
     {%- set touched = 'd.' ~ dbt_multijoin._mj_mor_touched(loop.index0) -%}
     {%- for name in dbt_multijoin._mj_mor_input_columns(input) -%}
       {%- do merged.append('case when ' ~ touched ~ ' then ' ~ dbt_multijoin._mj_column_ref('d', name) ~ ' else ' ~ dbt_multijoin._mj_column_ref('b', name) ~ ' end as ' ~ dbt_multijoin._mj_quote(name)) -%}
-      {%- do delta_only.append(dbt_multijoin._mj_column_ref('d', name)) -%}
     {%- endfor -%}
     {%- do held_merged.append('coalesce(case when ' ~ touched ~ ' then d.' ~ input['presence_column'] ~ ' else b.' ~ input['presence_column'] ~ ' end, false)') -%}
-    {%- do held_delta.append('coalesce(d.' ~ input['presence_column'] ~ ', false)') -%}
   {%- endfor -%}
   {%- set columns = dbt_multijoin._mj_column_list(dbt_multijoin._mj_partial_update_columns(spec)) -%}
   {%- set input_of = [] -%}
   {%- for input in spec['inputs'] -%}
     {%- do input_of.append('when ' ~ input['presence_column'] ~ ' then ' ~ loop.index0) -%}
   {%- endfor -%}
+  {#- The keyed rows in one scan of the store, not a scan for the base rows and another for the
+      delta rows of new keys: a delta row of a key no base row has is its own match in the join,
+      so the same columns give its own. A base row with no delta row is always held (a build and
+      a compaction write only keys some input holds): the held test runs on the delta's keys. -#}
   {{- return(
     'with dbt_multijoin_delta as (\n'
     ~ '  select * from ' ~ store ~ ' where dbt_multijoin_seq > 0 and not (' ~ dbt_multijoin._mj_any_key_null(none, keys) ~ ')\n)\n'
-    ~ '-- keys with a base row: its columns, or per input those of its delta row where it touched the input\n'
+    ~ '-- per key, its base row, or the delta row of a key no base row has; per input the columns of\n'
+    ~ '-- the key\'s delta row where that touched the input\n'
     ~ 'select /*+ BROADCAST(d) */ ' ~ dbt_multijoin._mj_column_list(keys, 'b') ~ ', ' ~ merged | join(', ') ~ '\n'
     ~ 'from ' ~ store ~ ' as b left outer join dbt_multijoin_delta as d on ' ~ dbt_multijoin._mj_same_keys('b', 'd', keys) ~ '\n'
-    ~ 'where b.dbt_multijoin_seq = 0 and not (' ~ dbt_multijoin._mj_any_key_null('b', keys) ~ ') and (' ~ held_merged | join(' or ') ~ ')\n'
-    ~ 'union all\n'
-    ~ '-- keys with no base row: their delta rows\n'
-    ~ 'select ' ~ dbt_multijoin._mj_column_list(keys, 'd') ~ ', ' ~ delta_only | join(', ') ~ '\n'
-    ~ 'from dbt_multijoin_delta as d\n'
-    ~ 'where not d.dbt_multijoin_in_base and (' ~ held_delta | join(' or ') ~ ')\n'
+    ~ 'where not (' ~ dbt_multijoin._mj_any_key_null('b', keys) ~ ') and (b.dbt_multijoin_seq = 0 or not b.dbt_multijoin_in_base)\n'
+    ~ '  and (' ~ dbt_multijoin._mj_column_ref('d', keys[0]) ~ ' is null or ' ~ held_merged | join(' or ') ~ ')\n'
     ~ 'union all\n'
     ~ '-- NULL-keyed rows, per input its latest generation: the delta rows of its latest marker, or\n'
     ~ '-- its base rows (generation 0) while no marker replaced them; one scan of the store\n'
