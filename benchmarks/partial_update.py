@@ -256,12 +256,11 @@ def timed_fingerprint(spark, table: str) -> tuple[list, float]:
 
 def warm_scans(spark, view: str, table: str, reps: int = 3) -> tuple[float, float]:
     """The median seconds of a reader's full scan (fingerprint) of `view` and of `table`, warm:
-    after one scan of each, `reps` scans of each, alternating. The first scan of a session over
-    a new store state also plans and compiles the view's query for the first time, and varies by
-    a second or more: a reader that scans the table again pays the warm figure."""
+    `reps` scans of each, alternating, run after the first scan of each (the caller's). The first
+    scan of a session over a new store state also plans and compiles the view's query for the
+    first time, and varies by a second or more: a reader that scans the table again pays the warm
+    figure."""
     timed = {view: [], table: []}
-    for name in (view, table):
-        timed_fingerprint(spark, name)
     for _ in range(reps):
         for name in (view, table):
             timed[name].append(timed_fingerprint(spark, name)[1])
@@ -450,6 +449,7 @@ def measure_size(spark, args, rows: int, directory: Path) -> dict:
             if refreshed != rebuilt:
                 raise RuntimeError(f"{rows_label(rows)} day {day} ({shape}): the refreshed table is not the full rebuild: "
                                    f"rows and hash sums {refreshed} against {rebuilt}")
+            # After the first scans above, which warm both.
             warm_scan, warm_table_scan = (warm_scans(spark, project.table("wide"), project.table("wide_rebuild"))
                                           if args.layout == "merge_on_read" else (None, None))
             size["shapes"][shape].append({"day": day, "rows_written": sum(written.values()), "tie_rows": tie_rows,
