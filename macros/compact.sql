@@ -19,6 +19,10 @@
   {%- endif -%}
   {%- set delta_rows = dbt_multijoin._mj_mor_delta_rows(store) -%}
   {%- do dbt_multijoin._mj_mor_compact(store, view, fromjson(properties['dbt_multijoin.mor.keys'])) -%}
+  {%- set parts = dbt_multijoin._mj_mor_parts(store) -%}
+  {%- if adapter.get_relation(database=parts.database, schema=parts.schema, identifier=parts.identifier) is not none -%}
+    {%- do dbt_multijoin._mj_mor_settle_parts(store, fromjson(properties['dbt_multijoin.mor.keys'])) -%}
+  {%- endif -%}
   {%- set base_rows = dbt_multijoin._mj_mor_count_base(store) -%}
   {%- do dbt_multijoin._mj_exec('alter table ' ~ store ~ " set tblproperties ('dbt_multijoin.mor.base_rows' = '" ~ base_rows ~ "')") -%}
   {%- do log("dbt_multijoin: " ~ model_name ~ ": compacted " ~ delta_rows ~ " delta rows into " ~ base_rows ~ " base rows", info=True) -%}

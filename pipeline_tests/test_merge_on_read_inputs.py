@@ -61,6 +61,16 @@ def assert_downstream_is_vanilla(project, run) -> None:
     assert built == expected, f"missing: {expected - built}, extra: {built - expected}"
 
 
+def view_parts(project, model: str) -> tuple[bool, bool]:
+    """What Spark's optimizer keeps of the model's view for a reader: (the join with the delta
+    rows, the branch of NULL-keyed rows). Each is left out while the store holds none of its rows
+    (macros/changed_keys/merge_on_read.sql)."""
+    from testkit.plans import optimized_plan
+
+    plan = optimized_plan(project.spark.sql(f"select * from {project.table(model)}"))
+    return "Join LeftOuter" in plan, "Window [" in plan
+
+
 def changed_keys(run, model: str) -> int:
     """The changed-key count the run logged for `model`."""
     counts = re.findall(rf"{model}: (\d+) changed keys", run.output)
@@ -148,14 +158,17 @@ def test_a_filter_on_the_key_prunes_what_the_view_reads(project, table_format):
     inputs_a_and_c(project, table_format, "select id, id, 1000 from range(200)", "select id * 2, id, 1000 from range(100)")
     project.model("pruned", PRUNED_MOR)
     assert project.dbt("run").success
+    # No delta row and no NULL key yet: a reader scans the base rows alone.
+    assert view_parts(project, "pruned") == (False, False)
     spark.sql(f"update {table('a')} set v = -1, updated_at = 1001 where k in (3, 150)")
     refreshed = project.dbt("run")
     assert refreshed.success and "pruned: partial update" in refreshed.output, refreshed.describe()
+    assert view_parts(project, "pruned") == (True, False)
 
     whole_files, whole_bytes, _ = scan_size(spark, f"select * from {table('pruned')}")
     one_files, one_bytes, _ = scan_size(spark, f"select * from {table('pruned')} where k = 150")
-    # The base is 8 files and a key is in one of them: 7 fewer files read. (Each of the view's
-    # branches reads the delta rows' file again, filter or not: it holds keys 3 to 150.)
+    # The base is 8 files and a key is in one of them: 7 fewer files read. (The view's join reads
+    # the delta rows' file, filter or not: it holds keys 3 to 150.)
     assert whole_files - one_files >= 7 and one_bytes < whole_bytes, (whole_files, whole_bytes, one_files, one_bytes)
     assert project.rows(f"select k, a_v, c_v from {table('pruned')} where k = 150") == \
         project.rows("select 150, -1, 75")
@@ -165,6 +178,7 @@ def test_a_filter_on_the_key_prunes_what_the_view_reads(project, table_format):
     compacted = project.dbt("run", "--vars", "{dbt_multijoin_compact: true}")
     assert compacted.success and "pruned: compacting" in compacted.output, compacted.describe()
     assert project.rows(f"select count(*) from {table('pruned__dbt_mj_store')} where dbt_multijoin_seq > 0") == project.rows("select 0")
+    assert view_parts(project, "pruned") == (False, False)
     whole_files, whole_bytes, _ = scan_size(spark, f"select * from {table('pruned')}")
     one_files, one_bytes, _ = scan_size(spark, f"select * from {table('pruned')} where k = 150")
     assert whole_files - one_files >= 7 and one_bytes < whole_bytes, (whole_files, whole_bytes, one_files, one_bytes)
@@ -211,6 +225,7 @@ def test_a_composite_key_with_null_parts_compacts_to_the_vanilla_rows(project, t
     refreshed = project.dbt("run")
     assert_vanilla(refreshed)
     assert "composite: partial update" in refreshed.output, refreshed.output
+    assert view_parts(project, "composite") == (True, True)
     # More changes, and the compaction in the same run.
     spark.sql(f"update {table('c')} set v = 401, updated_at = 1002 where k1 is null and k2 is null")
     spark.sql(f"insert into {table('a')} values ('y', 1, 50, 1002)")
@@ -219,6 +234,8 @@ def test_a_composite_key_with_null_parts_compacts_to_the_vanilla_rows(project, t
     assert "composite: compacting" in compacted.output, compacted.output
     store = table("composite__dbt_mj_store")
     assert spark.sql(f"select count(*) from {store} where dbt_multijoin_seq > 0").first()[0] == 0
+    # The NULL-keyed rows are base rows now: their branch stays, the join goes.
+    assert view_parts(project, "composite") == (False, True)
 
 
 SWITCHED = (
@@ -271,5 +288,5 @@ def test_a_model_switched_between_layouts_is_rebuilt_once_and_leaves_no_data_fil
     run_as("merge_on_read", "partial update")
     spark.sql(f"insert into {table('c')} values (4, 400, 2)")
     run_as("", "becomes a table (layout table); its store")
-    assert "switched__dbt_mj_store" not in project.tables()
+    assert not {"switched__dbt_mj_store", "switched__dbt_mj_store_parts"} & project.tables()
     assert data_files(store_path) == 0, store_path

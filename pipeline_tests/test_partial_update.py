@@ -40,8 +40,9 @@ def assert_equals_full_rebuild(project, run, models=tuple(LAYOUTS)) -> None:
 
 
 def scratch_objects(project) -> list[str]:
-    """The run's own tables and views left behind (the merge-on-read store is not one)."""
-    tables = [t for t in project.tables() if "__dbt_mj_" in t and not t.endswith("__dbt_mj_store")]
+    """The run's own tables and views left behind (the merge-on-read store and the view of its
+    parts are not)."""
+    tables = [t for t in project.tables() if "__dbt_mj_" in t and not t.endswith(("__dbt_mj_store", "__dbt_mj_store_parts"))]
     views = [r.tableName for r in project.spark.sql("show tables").collect() if r.tableName.startswith(f"{project.schema}__")]
     return tables + views
 

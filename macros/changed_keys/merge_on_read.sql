@@ -20,6 +20,16 @@
     so any Spark reads it, with or without the extension. A compaction folds the delta rows into
     base rows in one statement (one commit): the view's rows replace every store row.
 
+    Which parts of the view a reader pays for follows what the store holds. A second view,
+    `<model>__dbt_mj_store_parts`, is one row of two literals: whether the store may hold delta
+    rows, and whether it may hold NULL-keyed rows. The view joins its delta rows and its NULL-keyed
+    branch to that row (a semi join on the flag), so when a flag is false Spark's optimizer
+    removes that part before planning (a join with an empty local relation): after a compaction a
+    reader scans the base rows alone, and a store with no NULL-keyed row costs no branch for them.
+    The flags only ever say more than the store holds: a run sets both before it writes the store
+    and sets them to what the store holds after its last write, so a reader, whose query is
+    analysed against one store version and one flags row, never misses a row.
+
     Every statement is one commit, and applying a refresh's delta rows again gives the same rows,
     so a run killed at any point leaves a readable, correct table, and the next run is right. -#}
 
@@ -46,6 +56,42 @@
 
 {% macro _mj_mor_store(relation) -%}
   {{- return(dbt_multijoin._mj_sibling(relation, '__dbt_mj_store')) -}}
+{%- endmacro %}
+
+
+{% macro _mj_mor_parts(store) -%}
+  {#- The view of the flags row (the header says what it is for). -#}
+  {{- return(dbt_multijoin._mj_sibling(store, '_parts').incorporate(type='view')) -}}
+{%- endmacro %}
+
+
+{% macro _mj_mor_set_parts(store, delta_rows, null_keyed_rows) -%}
+  {#- Say what the store may hold: one metastore call, atomic for readers. -#}
+  {%- set flags = [] -%}
+  {%- for held in [delta_rows, null_keyed_rows] -%}
+    {%- do flags.append('true' if (held | string | lower) in ['true', '1'] else 'false') -%}
+  {%- endfor -%}
+  {%- do dbt_multijoin._mj_exec('create or replace view ' ~ dbt_multijoin._mj_mor_parts(store)
+      ~ ' as select * from values (' ~ flags | join(', ') ~ ') as parts(dbt_multijoin_delta_rows, dbt_multijoin_null_keyed_rows)') -%}
+{%- endmacro %}
+
+
+{% macro _mj_mor_open_parts(store) -%}
+  {#- Before a write to the store: both parts on. -#}
+  {%- do dbt_multijoin._mj_mor_set_parts(store, true, true) -%}
+{%- endmacro %}
+
+
+{% macro _mj_mor_settle_parts(store, keys) -%}
+  {#- After the run's last write to the store: the parts it holds now. The filter lets the formats'
+      file statistics skip the base files that hold no NULL key; a NULL-keyed row an earlier
+      generation replaced still counts (the view's branch finds nothing then, but is kept). -#}
+  {%- set held = run_query(
+      'select coalesce(max(dbt_multijoin_seq), 0) > 0 as delta_rows, '
+      ~ 'coalesce(max((dbt_multijoin_seq = 0 and (' ~ dbt_multijoin._mj_any_key_null(none, keys) ~ ')) '
+      ~ 'or (dbt_multijoin_seq > 0 and dbt_multijoin_null_group is not null and not coalesce(dbt_multijoin_null_marker, false))), false) as null_keyed_rows '
+      ~ 'from ' ~ store ~ ' where dbt_multijoin_seq > 0 or ' ~ dbt_multijoin._mj_any_key_null(none, keys))[0] -%}
+  {%- do dbt_multijoin._mj_mor_set_parts(store, held['delta_rows'], held['null_keyed_rows']) -%}
 {%- endmacro %}
 
 
@@ -107,7 +153,13 @@
   {%- endfor -%}
   {%- set rows = 'select *, ' ~ control | join(', ') ~ ' from (\n' ~ sql ~ '\n) as model order by ' ~ dbt_multijoin._mj_column_list(spec['keys']) -%}
   {%- set store_now = adapter.get_relation(database=store.database, schema=store.schema, identifier=store.identifier) -%}
+  {%- set parts = dbt_multijoin._mj_mor_parts(store) -%}
+  {%- if adapter.get_relation(database=parts.database, schema=parts.schema, identifier=parts.identifier) is not none -%}
+    {#- The view a reader reads until the new one replaces it may read the new store. -#}
+    {%- do dbt_multijoin._mj_mor_open_parts(store) -%}
+  {%- endif -%}
   {%- do dbt_multijoin._mj_build_full(store, store_now, rows) -%}
+  {%- do dbt_multijoin._mj_mor_settle_parts(store, spec['keys']) -%}
   {%- if existing_relation is not none and existing_relation.type != 'view' -%}
     {%- do log("dbt_multijoin: " ~ model.name ~ ": " ~ existing_relation ~ " becomes a view over " ~ store ~ " (layout merge_on_read)", info=True) -%}
     {%- do dbt_multijoin._mj_drop_own_table(existing_relation, existing_relation.is_delta) -%}
@@ -126,6 +178,7 @@
 {% macro _mj_mor_view_sql(spec, store) -%}
   {#- What readers see: the layout file's header says how. -#}
   {%- set keys = spec['keys'] -%}
+  {%- set parts = dbt_multijoin._mj_mor_parts(store) -%}
   {%- set merged, held_merged = [], [] -%}
   {%- for input in spec['inputs'] -%}
     {%- set touched = 'd.' ~ dbt_multijoin._mj_mor_touched(loop.index0) -%}
@@ -145,7 +198,8 @@
       a compaction write only keys some input holds): the held test runs on the delta's keys. -#}
   {{- return(
     'with dbt_multijoin_delta as (\n'
-    ~ '  select * from ' ~ store ~ ' where dbt_multijoin_seq > 0 and not (' ~ dbt_multijoin._mj_any_key_null(none, keys) ~ ')\n)\n'
+    ~ '  select delta_row.* from ' ~ store ~ ' as delta_row left semi join ' ~ parts ~ ' as parts on parts.dbt_multijoin_delta_rows\n'
+    ~ '  where delta_row.dbt_multijoin_seq > 0 and not (' ~ dbt_multijoin._mj_any_key_null('delta_row', keys) ~ ')\n)\n'
     ~ '-- per key, its base row, or the delta row of a key no base row has; per input the columns of\n'
     ~ '-- the key\'s delta row where that touched the input\n'
     ~ 'select /*+ BROADCAST(d) */ ' ~ dbt_multijoin._mj_column_list(keys, 'b') ~ ', ' ~ merged | join(', ') ~ '\n'
@@ -158,7 +212,7 @@
     ~ 'select ' ~ columns ~ ' from (\n'
     ~ '  select *, max(dbt_multijoin_seq) over (partition by dbt_multijoin_generation_of) as dbt_multijoin_latest from (\n'
     ~ '    select *, if(dbt_multijoin_seq = 0, case ' ~ input_of | join(' ') ~ ' end, dbt_multijoin_null_group) as dbt_multijoin_generation_of\n'
-    ~ '    from ' ~ store ~ '\n'
+    ~ '    from ' ~ store ~ ' as stored left semi join ' ~ parts ~ ' as parts on parts.dbt_multijoin_null_keyed_rows\n'
     ~ '    where (dbt_multijoin_seq = 0 and (' ~ dbt_multijoin._mj_any_key_null(none, keys) ~ ')) or (dbt_multijoin_seq > 0 and dbt_multijoin_null_group is not null)\n'
     ~ '  ) as null_keyed\n'
     ~ ') as generations\n'
@@ -319,4 +373,5 @@
   {%- do adapter.drop_relation(view) -%}
   {%- do adapter.rename_relation(staging, relation) -%}
   {%- do dbt_multijoin._mj_drop_own_table_if_present(store) -%}
+  {%- do adapter.drop_relation(dbt_multijoin._mj_mor_parts(store)) -%}
 {%- endmacro %}

@@ -54,8 +54,13 @@
       {#- Asked to compact: it does, though nothing changed (then the run records its state). -#}
       {%- do changes.update({'read': true, 'seq': plan['recorded_properties'].get('dbt_multijoin.mor.seq', '0') | int,
           'base_rows': dbt_multijoin._mj_mor_maybe_compact(plan)}) -%}
+      {%- do dbt_multijoin._mj_mor_settle_parts(plan['store'], plan['keys']) -%}
     {%- endif -%}
     {{- return(operator) -}}
+  {%- endif -%}
+  {%- if plan['layout'] == 'merge_on_read' -%}
+    {#- Before the store changes, the view reads every part of it (merge_on_read.sql). -#}
+    {%- do dbt_multijoin._mj_mor_open_parts(plan['store']) -%}
   {%- endif -%}
   {%- if plan['schema_change'] -%}
     {#- Recorded before the columns change, so that a run that stops between here and the marks
@@ -71,6 +76,7 @@
     {%- set seq = (plan['recorded_properties'].get('dbt_multijoin.mor.seq', '0') | int) + 1 -%}
     {%- do dbt_multijoin._mj_mor_write_delta(plan, dbt_multijoin._mj_read_inputs(plan), changes['changed_key_count'], seq) -%}
     {%- do changes.update({'seq': seq, 'base_rows': dbt_multijoin._mj_mor_maybe_compact(plan)}) -%}
+    {%- do dbt_multijoin._mj_mor_settle_parts(plan['store'], plan['keys']) -%}
     {{- return(operator) -}}
   {%- elif plan['path'] == 'partial_update' -%}
     {%- do dbt_multijoin._mj_merge_partial_update(plan, relation, dbt_multijoin._mj_read_inputs(plan), changes['changed_key_count']) -%}
