@@ -17,11 +17,11 @@
   {%- if 'dbt_multijoin.mor.keys' not in properties -%}
     {{ exceptions.raise_compiler_error("dbt_multijoin.compact: model '" ~ model_name ~ "' has no merge-on-read store " ~ store ~ " (layout='merge_on_read', built at least once)") }}
   {%- endif -%}
+  {%- set keys = fromjson(properties['dbt_multijoin.mor.keys']) -%}
   {%- set delta_rows = dbt_multijoin._mj_mor_delta_rows(store) -%}
-  {%- do dbt_multijoin._mj_mor_compact(store, view, fromjson(properties['dbt_multijoin.mor.keys'])) -%}
-  {%- set parts = dbt_multijoin._mj_mor_parts(store) -%}
-  {%- if adapter.get_relation(database=parts.database, schema=parts.schema, identifier=parts.identifier) is not none -%}
-    {%- do dbt_multijoin._mj_mor_settle_parts(store, fromjson(properties['dbt_multijoin.mor.keys'])) -%}
+  {%- do dbt_multijoin._mj_mor_compact(store, view, keys) -%}
+  {%- if dbt_multijoin._mj_mor_parts_exist(store) -%}
+    {%- do dbt_multijoin._mj_mor_settle_parts(store, keys) -%}
   {%- endif -%}
   {%- set base_rows = dbt_multijoin._mj_mor_count_base(store) -%}
   {%- do dbt_multijoin._mj_exec('alter table ' ~ store ~ " set tblproperties ('dbt_multijoin.mor.base_rows' = '" ~ base_rows ~ "')") -%}

@@ -65,6 +65,14 @@
 {%- endmacro %}
 
 
+{% macro _mj_mor_parts_exist(store) -%}
+  {#- Whether the store has the view of its parts (a store an earlier release built has none, and
+      its view reads every part). -#}
+  {%- set parts = dbt_multijoin._mj_mor_parts(store) -%}
+  {{- return(adapter.get_relation(database=parts.database, schema=parts.schema, identifier=parts.identifier) is not none) -}}
+{%- endmacro %}
+
+
 {% macro _mj_mor_set_parts(store, delta_rows, null_keyed_rows) -%}
   {#- Say what the store may hold: one metastore call, atomic for readers. -#}
   {%- set flags = [] -%}
@@ -153,8 +161,7 @@
   {%- endfor -%}
   {%- set rows = 'select *, ' ~ control | join(', ') ~ ' from (\n' ~ sql ~ '\n) as model order by ' ~ dbt_multijoin._mj_column_list(spec['keys']) -%}
   {%- set store_now = adapter.get_relation(database=store.database, schema=store.schema, identifier=store.identifier) -%}
-  {%- set parts = dbt_multijoin._mj_mor_parts(store) -%}
-  {%- if adapter.get_relation(database=parts.database, schema=parts.schema, identifier=parts.identifier) is not none -%}
+  {%- if dbt_multijoin._mj_mor_parts_exist(store) -%}
     {#- The view a reader reads until the new one replaces it may read the new store. -#}
     {%- do dbt_multijoin._mj_mor_open_parts(store) -%}
   {%- endif -%}
