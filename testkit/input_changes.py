@@ -37,6 +37,9 @@ advance = st.tuples(st.just("advance"), st.just("a"), st.just(0), st.just(0))
 # holds already, all stamped 1000 (the clock has not moved on), touching keys no other input
 # changes in that run.
 TIES_AT_THE_MARK = [[("insert", "a", 3, 5)], [("update", "c", 0, 9), ("insert", "c", 5, 1)]]
+# A batch that writes no input and only moves the clock on, pinned in an example of both
+# properties: the run after it finds no input's table moved, and reads and writes nothing.
+ONLY_THE_CLOCK = [[("advance", "a", 0, 0)]]
 # The MERGE's filter of the target's rows (_mj_replaced_rows_filter, set up by merge_filter): the
 # changed keys' exact hashes, looked up by multijoin_hash_in (under the default limit, more keys
 # than any test changes); the same hashes as an IN list, as in a session whose jar predates that
@@ -103,8 +106,17 @@ class Inputs:
                  table_format: str, one_row_per_key: bool = False):
         """With `one_row_per_key`, every input keeps at most one row per key: an insert of a key
         the input holds updates that row instead, and a move onto such a key is skipped."""
-        self.execute, self.query, self.schema = execute, query, schema
+        self.query, self.schema = query, schema
         self.one_row_per_key = one_row_per_key
+        # Statements written to the inputs so far: a batch of `advance` alone writes none, and the
+        # run after it has no input to read (assert_merge_filter).
+        self.writes = 0
+
+        def write(sql: str) -> None:
+            self.writes += 1
+            execute(sql)
+
+        self.execute = write
         self.clock = 1000
         self.next_id = 1
         for name in INPUTS:
@@ -188,8 +200,14 @@ def merge_filter(spark, kind: str) -> Iterator[int]:
         registry.registerFunction(name, info, builder)
 
 
-def assert_merge_filter(output: str, kind: str) -> None:
-    """A run that changed keys filtered the MERGE's target by `kind` (merge_filter), and said so."""
+def assert_merge_filter(output: str, kind: str, wrote: bool) -> None:
+    """A run that changed keys filtered the MERGE's target by `kind` (merge_filter), and said so.
+    After a batch that wrote no input (`wrote` false: it only moved the clock on), no input's table
+    moved: the run reads and writes nothing, and says so."""
+    if not wrote:
+        assert "no input changed since the last run: nothing to read or write" in output, output
+        assert not re.search(r": \d+ changed keys", output) and "the MERGE reads the target" not in output, output
+        return
     counts = [int(m.group(1)) for m in re.finditer(r": (\d+) changed keys", output)]
     assert counts, output
     said = {"exact": "the exact hashes", "in_list": "an IN list", "bloom": "a bloom filter"}
