@@ -13,7 +13,7 @@
   {%- set node = nodes[0] -%}
   {%- set view = api.Relation.create(database=node.database, schema=node.schema, identifier=node.alias, type='view') -%}
   {%- set store = dbt_multijoin._mj_mor_store(view) -%}
-  {%- set properties = dbt_multijoin._mj_table_properties(store) if adapter.get_relation(database=store.database, schema=store.schema, identifier=store.identifier) is not none else {} -%}
+  {%- set properties = dbt_multijoin._mj_table_properties(store) if load_cached_relation(store) is not none else {} -%}
   {%- if 'dbt_multijoin.mor.keys' not in properties -%}
     {{ exceptions.raise_compiler_error("dbt_multijoin.compact: model '" ~ model_name ~ "' has no merge-on-read store " ~ store ~ " (layout='merge_on_read', built at least once)") }}
   {%- endif -%}

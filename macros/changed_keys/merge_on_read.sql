@@ -69,7 +69,7 @@
   {#- Whether the store has the view of its parts (a store an earlier release built has none, and
       its view reads every part). -#}
   {%- set parts = dbt_multijoin._mj_mor_parts(store) -%}
-  {{- return(adapter.get_relation(database=parts.database, schema=parts.schema, identifier=parts.identifier) is not none) -}}
+  {{- return(load_cached_relation(parts) is not none) -}}
 {%- endmacro %}
 
 
@@ -160,7 +160,7 @@
     {%- do control.append(('0' if name == 'dbt_multijoin_seq' else 'cast(null as ' ~ type ~ ')') ~ ' as ' ~ name) -%}
   {%- endfor -%}
   {%- set rows = 'select *, ' ~ control | join(', ') ~ ' from (\n' ~ sql ~ '\n) as model order by ' ~ dbt_multijoin._mj_column_list(spec['keys']) -%}
-  {%- set store_now = adapter.get_relation(database=store.database, schema=store.schema, identifier=store.identifier) -%}
+  {%- set store_now = load_cached_relation(store) -%}
   {%- if dbt_multijoin._mj_mor_parts_exist(store) -%}
     {#- The view a reader reads until the new one replaces it may read the new store. -#}
     {%- do dbt_multijoin._mj_mor_open_parts(store) -%}

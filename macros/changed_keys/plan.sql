@@ -100,7 +100,7 @@
       under the model's view. -#}
   {%- set layout = dbt_multijoin._mj_layout() -%}
   {%- set store = dbt_multijoin._mj_mor_store(relation) if layout == 'merge_on_read' else relation -%}
-  {%- set store_now = existing_relation if layout != 'merge_on_read' else adapter.get_relation(database=store.database, schema=store.schema, identifier=store.identifier) -%}
+  {%- set store_now = existing_relation if layout != 'merge_on_read' else load_cached_relation(store) -%}
   {%- set laid_out = existing_relation is none or (existing_relation.type == 'view') == (layout == 'merge_on_read') -%}
   {%- set incremental = incremental or (layout == 'merge_on_read' and existing_relation is not none and store_now is not none and not should_full_refresh()) -%}
   {%- set incremental = incremental and laid_out and store_now is not none -%}

@@ -55,7 +55,7 @@
   {%- endfor -%}
   {#- A view (a merge-on-read model's relation is one) has no change feed of its own: say so, as
       the likeliest reason a feed was asked of a model's relation. -#}
-  {%- set found = adapter.get_relation(database=relation.database, schema=relation.schema, identifier=relation.identifier) -%}
+  {%- set found = load_cached_relation(relation) -%}
   {%- set what = 'a view' if found is not none and found.type == 'view' else 'this table' -%}
   {%- do dbt_multijoin._mj_fail("changed_since '" ~ input['changed_since'] ~ "' for input '" ~ input['name'] ~ "' (" ~ relation
       ~ "): no change source reads " ~ what ~ ". 'change_feed' needs an Iceberg table, or a Delta table with delta.enableChangeDataFeed = true (alter table ... set tblproperties); for other tables and for views (a merge-on-read model's relation is a view) name a column instead") -%}

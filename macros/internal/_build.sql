@@ -45,7 +45,7 @@
 {% macro _mj_drop_own_table_if_present(relation) -%}
   {#- Drop `relation` with its files if the catalog has it, by its own format: a leftover of an
       earlier run may be in another format than the model's now. -#}
-  {%- set found = adapter.get_relation(database=relation.database, schema=relation.schema, identifier=relation.identifier) -%}
+  {%- set found = load_cached_relation(relation) -%}
   {%- if found is not none -%}
     {%- do dbt_multijoin._mj_drop_own_table(found, found.is_delta) -%}
   {%- endif -%}
@@ -70,11 +70,11 @@
 {% macro _mj_recover_swap(relation) -%}
   {#- A previous run that died between the two renames of its swap left the old table under the
       backup name: put it back. A backup beside the table (died after the swap) is dropped. -#}
-  {%- set backup = adapter.get_relation(database=relation.database, schema=relation.schema, identifier=dbt_multijoin._mj_backup_relation(relation).identifier) -%}
+  {%- set backup = load_cached_relation(dbt_multijoin._mj_backup_relation(relation)) -%}
   {%- if backup is none -%}
     {{- return(none) -}}
   {%- endif -%}
-  {%- if adapter.get_relation(database=relation.database, schema=relation.schema, identifier=relation.identifier) is none -%}
+  {%- if load_cached_relation(relation) is none -%}
     {%- do log("dbt_multijoin: " ~ model.name ~ ": a previous run stopped in the middle of its swap: restoring " ~ relation ~ " from " ~ backup, info=True) -%}
     {%- do adapter.rename_relation(backup, relation) -%}
   {%- else -%}
