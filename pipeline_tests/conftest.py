@@ -26,11 +26,12 @@ def table_format(request) -> str:
 
 @pytest.fixture(scope="session")
 def spark(table_format, tmp_path_factory):
-    from testkit.formats import PIPELINE_EVALUATION_CONFS, build_format_session
+    from testkit.formats import DELTA_SESSION_CATALOG_CONFS, PIPELINE_EVALUATION_CONFS, build_format_session
 
     session = build_format_session(
         table_format, tmp_path_factory.mktemp("spark"), "dbt-multijoin-pipelines",
-        {"spark.sql.shuffle.partitions": "4", "spark.driver.memory": "2g", **PIPELINE_EVALUATION_CONFS},
+        {"spark.sql.shuffle.partitions": "4", "spark.driver.memory": "2g", **PIPELINE_EVALUATION_CONFS,
+         **(DELTA_SESSION_CATALOG_CONFS if table_format == "delta" else {})},
     )
     yield session
     session.stop()

@@ -45,6 +45,14 @@ PIPELINE_EVALUATION_CONFS = {"spark.sql.codegen.wholeStage": "false", "spark.sql
 # by default, and every scan of a Delta table runs a job over that state; one partition holds a
 # small table's (measured: docs/development.md, "What CI runs").
 SMALL_DELTA_LOG_CONFS = {"spark.databricks.delta.snapshotPartitions": "1"}
+# The pipeline tests' Delta sessions keep their tables in Spark's in-memory catalog rather than a
+# Hive metastore. Delta keeps a table's schema and properties in its own log, so the metastore only
+# names the table, yet Spark looks every table a statement references up in it (Derby, through
+# DataNucleus), and a pipeline run sends thousands of statements (measured: docs/development.md,
+# "What CI runs"). Delta tables over a Hive metastore stay tested through the Thrift servers of
+# tests/test_pipeline_thrift.py; Iceberg's session catalog needs the metastore (it lists its
+# tables through it), so the Iceberg sessions keep it.
+DELTA_SESSION_CATALOG_CONFS = {"spark.sql.catalogImplementation": "in-memory"}
 
 
 def _runtimes(spark_version: str) -> dict[str, str]:
