@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets everything up (scripts/setup.sh), then runs every test of the project on the Spark versions
+# Sets everything up (scripts/setup.sh: the other Spark versions beside the first runs), then runs every test of the project on the Spark versions
 # spark-versions.toml names for each suite: the whole suite, the pipeline tests (once per table
 # format), the smoke subset, the tests needing a JVM of their own, the JVM unit tests. Extra
 # arguments go to every pytest run. Fails if any run fails or collects no tests (pytest exit 5).
@@ -93,16 +93,27 @@ ICEBERG_ONLY=(pipeline_tests/test_partial_update_benchmark.py
 OWN_JVM=(tests/test_operator_bucketed.py)
 source scripts/spark-versions.sh || exit 1
 PIPELINE_VERSIONS=("${SPARK_SUITE_PIPELINES[@]}")
-bash scripts/setup.sh || exit 1
-results=build/test-results
-rm -rf "$results"
-mkdir -p "$results"
-
 quick=false
 if [ "${1:-}" = "--quick" ]; then
   quick=true
   shift
 fi
+# The quick suite sets everything up first. The whole run sets up .venv and its jar first, and the
+# other Spark versions (.venv-spark4, the pyspark-only homes) beside its first runs, which need
+# .venv alone (MAIN_ONLY_RUNS, below): that part of the set-up downloads and unpacks a pyspark
+# wheel per minor, and the cores would wait for it.
+if $quick; then
+  bash scripts/setup.sh || exit 1
+else
+  bash scripts/setup.sh --example || exit 1
+fi
+results=build/test-results
+rm -rf "$results"
+mkdir -p "$results"
+# The runs that need nothing but .venv and its jar (pytest runs on the main Spark version): the
+# pipelines and the tests needing a JVM of their own. The whole suite is not among them: its tests
+# start the other line's virtualenv and build the other minors' jars.
+MAIN_ONLY_RUNS=("pipelines on delta" "pipelines on iceberg" "own JVM")
 
 # run_suite <worker> <version> <label> [pytest arguments...]: one pytest run, its output in
 # $results/<run>.log (with its 25 slowest tests, where the next minutes of CI are found), its
@@ -166,6 +177,11 @@ worker() {
   while true; do
     index=$(next_run) || break
     IFS='|' read -r version label args <<<"${runs[$index]}"
+    if ! needs_main_only "$version" "$label" && ! await_setup; then
+      echo "Spark $version, $label: not run (the set-up failed: $results/setup.log)" >"$results/spark-$version-${label// /-}.result"
+      failed=1
+      continue
+    fi
     if [ "$version" = jvm ]; then
       # shellcheck disable=SC2086
       run_jvm_tests $label || failed=1
@@ -178,6 +194,25 @@ worker() {
       run_suite "$n" "$version" "$label" $args "${extra[@]}" || failed=1
   done
   return $failed
+}
+
+# needs_main_only <version> <label>: whether the run needs only .venv and its jar (MAIN_ONLY_RUNS
+# on the main Spark version), and so need not wait for the rest of the set-up.
+needs_main_only() {
+  local run
+  [ "$1" = "$SPARK_MAIN" ] || return 1
+  for run in "${MAIN_ONLY_RUNS[@]}"; do
+    [ "$2" = "$run" ] && return 0
+  done
+  return 1
+}
+
+# await_setup: waits for the rest of the set-up, which runs in the background; fails if it failed.
+await_setup() {
+  while [ ! -s "$work_tmp/setup.status" ]; do
+    sleep 1
+  done
+  [ "$(cat "$work_tmp/setup.status")" = 0 ]
 }
 
 # next_run: prints the index of the next run of the queue and claims it, under a lock the two
@@ -195,7 +230,9 @@ next_run() {
 
 extra=("$@")
 work_tmp=$(mktemp -d "${TMPDIR:-/tmp}/dbt-multijoin-tests.XXXXXX")
-trap 'rm -rf "$work_tmp"' EXIT
+setup_pid=
+# However the script ends, the background set-up has ended before its directory goes.
+trap '[ -z "$setup_pid" ] || wait "$setup_pid"; rm -rf "$work_tmp"' EXIT
 
 if $quick; then
   write_spark_defaults 1
@@ -208,8 +245,10 @@ if $quick; then
 fi
 
 whole=("${SPARK_SUITE_WHOLE[@]}") smoke=("${SPARK_SUITE_SMOKE[@]}")
-# One queue of runs, longest first (as measured in CI on 2 cores), and two workers that take the
-# next run as each finishes: the two cores stay busy to the end whatever each run's length. The
+# One queue of runs, and two workers that take the next run as each finishes: the two cores stay
+# busy to the end whatever each run's length. First the two runs that need only .venv (the
+# main line's pipelines: both workers start while the rest of the set-up runs), then the others
+# longest first (as measured in CI on 2 cores). The
 # Thrift pipeline tests (which need a Delta and Iceberg runtime) run in the first whole-suite
 # line, the tests whose work is the same on every line in the second.
 deselect_once=() ignore_own=() first_line_only=() iceberg_only=() no_examples=() deselect_first_delta=() deselect_first_iceberg=()
@@ -222,12 +261,12 @@ for path in "${FIRST_LINE_DELTA_ONLY[@]}"; do deselect_first_iceberg+=("--desele
 for path in "${OWN_JVM[@]}"; do ignore_own+=("--ignore=$path"); done
 deselect_first_whole=()
 for path in "${FIRST_WHOLE_LINE_ONLY[@]}"; do deselect_first_whole+=("--deselect=$path"); done
-runs=("${whole[0]}|whole suite|tests ${ignore_own[*]} ${deselect_once[*]}"
-  "${PIPELINE_VERSIONS[0]}|pipelines on delta|pipeline_tests --table-format delta ${iceberg_only[*]} ${deselect_first_delta[*]}"
+runs=("${PIPELINE_VERSIONS[0]}|pipelines on delta|pipeline_tests --table-format delta ${iceberg_only[*]} ${deselect_first_delta[*]}"
+  "${PIPELINE_VERSIONS[0]}|pipelines on iceberg|pipeline_tests --table-format iceberg ${no_examples[*]} ${deselect_first_iceberg[*]}"
+  "${whole[0]}|whole suite|tests ${ignore_own[*]} ${deselect_once[*]}"
   "${whole[1]}|whole suite|tests ${ignore_own[*]} ${deselect_first_whole[*]}"
   "${PIPELINE_VERSIONS[1]}|pipelines on iceberg|pipeline_tests --table-format iceberg ${first_line_only[*]}"
-  "${PIPELINE_VERSIONS[1]}|pipelines on delta|pipeline_tests --table-format delta ${first_line_only[*]} ${no_examples[*]}"
-  "${PIPELINE_VERSIONS[0]}|pipelines on iceberg|pipeline_tests --table-format iceberg ${no_examples[*]} ${deselect_first_iceberg[*]}")
+  "${PIPELINE_VERSIONS[1]}|pipelines on delta|pipeline_tests --table-format delta ${first_line_only[*]} ${no_examples[*]}")
 for version in "${smoke[@]}"; do
   runs+=("$version|smoke subset|${SMOKE_TESTS[*]}")
 done
@@ -236,6 +275,11 @@ for version in "${SPARK_SUITE_OWN_JVM[@]}"; do
 done
 runs+=("jvm|${SPARK_SUITE_JVM_UNIT[*]}")
 echo 0 >"$work_tmp/next"
+(
+  bash scripts/setup.sh >"$results/setup.log" 2>&1
+  echo $? >"$work_tmp/setup.status"
+) &
+setup_pid=$!
 
 worker 1 &
 pid1=$!
