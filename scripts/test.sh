@@ -248,9 +248,9 @@ whole=("${SPARK_SUITE_WHOLE[@]}") smoke=("${SPARK_SUITE_SMOKE[@]}")
 # One queue of runs, and two workers that take the next run as each finishes: the two cores stay
 # busy to the end whatever each run's length. First the two runs that need only .venv (the
 # main line's pipelines: both workers start while the rest of the set-up runs), then the others
-# longest first (as measured in CI on 2 cores). The
-# Thrift pipeline tests (which need a Delta and Iceberg runtime) run in the first whole-suite
-# line, the tests whose work is the same on every line in the second.
+# longest first (as measured in CI on 2 cores). The Thrift pipeline tests (which need a Delta and
+# Iceberg runtime) run in the first whole-suite line, the tests whose work is the same on every
+# line in the second.
 deselect_once=() ignore_own=() first_line_only=() iceberg_only=() no_examples=() deselect_first_delta=() deselect_first_iceberg=()
 for path in "${ONCE_ONLY[@]}"; do deselect_once+=("--deselect=$path"); done
 for path in "${FIRST_PIPELINE_LINE_ONLY[@]}"; do first_line_only+=("--deselect=$path"); done
