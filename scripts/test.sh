@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Sets everything up (scripts/setup.sh: the other Spark versions beside the first runs), then runs every test of the project on the Spark versions
-# spark-versions.toml names for each suite: the whole suite, the pipeline tests (once per table
-# format), the smoke subset, the tests needing a JVM of their own, the JVM unit tests. Extra
-# arguments go to every pytest run. Fails if any run fails or collects no tests (pytest exit 5).
+# Sets everything up (scripts/setup.sh: the other Spark versions beside the first runs), then runs
+# every test of the project on the Spark versions spark-versions.toml names for each suite: the
+# whole suite, the pipeline tests (once per table format), the smoke subset, the tests needing a
+# JVM of their own, the JVM unit tests. Extra arguments go to every pytest run. Fails if any run
+# fails or collects no tests (pytest exit 5).
 #
 #   bash scripts/test.sh            # everything: what CI runs
 #   bash scripts/test.sh --quick    # day to day: the suite without the slow tests on the quick version, the smoke subset's examples
@@ -115,13 +116,18 @@ mkdir -p "$results"
 # start the other line's virtualenv and build the other minors' jars.
 MAIN_ONLY_RUNS=("pipelines on delta" "pipelines on iceberg" "own JVM")
 
+# run_name <version> <label>: the name of a run's files in $results.
+run_name() {
+  echo "spark-$1-${2// /-}"
+}
+
 # run_suite <worker> <version> <label> [pytest arguments...]: one pytest run, its output in
 # $results/<run>.log (with its 25 slowest tests, where the next minutes of CI are found), its
 # result line in $results/<run>.result.
 run_suite() {
   local worker=$1 version=$2 label=$3 start=$SECONDS status result name
   shift 3
-  name="spark-$version-${label// /-}"
+  name=$(run_name "$version" "$label")
   with_spark "$version" python -m pytest "$@" --durations=25 --junitxml="$results/$name.xml" \
     --basetemp="$work_tmp/$worker/$name" >"$results/$name.log" 2>&1
   status=$?
@@ -178,7 +184,11 @@ worker() {
     index=$(next_run) || break
     IFS='|' read -r version label args <<<"${runs[$index]}"
     if ! needs_main_only "$version" "$label" && ! await_setup; then
-      echo "Spark $version, $label: not run (the set-up failed: $results/setup.log)" >"$results/spark-$version-${label// /-}.result"
+      if [ "$version" = jvm ]; then
+        echo "JVM unit tests (Spark $label): not run (the set-up failed: $results/setup.log)" >"$results/jvm-unit-tests.result"
+      else
+        echo "Spark $version, $label: not run (the set-up failed: $results/setup.log)" >"$results/$(run_name "$version" "$label").result"
+      fi
       failed=1
       continue
     fi
