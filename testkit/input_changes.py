@@ -120,9 +120,11 @@ class Inputs:
         self.clock = 1000
         self.next_id = 1
         for name in INPUTS:
-            # Iceberg's changelog needs nothing switched on; Delta's change data feed does.
-            feed = name == "b" and table_format == "delta"
-            properties = " tblproperties ('delta.enableChangeDataFeed' = 'true')" if feed else ""
+            # Iceberg's changelog needs nothing switched on; Delta's change data feed does. On
+            # Delta, input a tracks its rows: its ties at the mark are told apart by row tracking,
+            # input c's by the compare with the version the last run read (source_column.sql).
+            properties = {"b": " tblproperties ('delta.enableChangeDataFeed' = 'true')",
+                          "a": " tblproperties ('delta.enableRowTracking' = 'true')"}.get(name, "") if table_format == "delta" else ""
             stamp_type = "string" if name == "c" else "bigint"
             execute(f"create table {schema}.{name} (id bigint, k int, v int, updated_at {stamp_type}) using {table_format}{properties}")
             self.insert(name, [0, 1, 2, None] if one_row_per_key else [0, 1, 1, 2, None], 7)

@@ -249,9 +249,16 @@
     {%- set sizes = [] -%}
     {%- set fields = [] -%}
     {%- for index, view in views.items() -%}
-      {%- do sizes.append('multijoin_cached_scan_size(' ~ dbt_multijoin._mj_string_literal(view) ~ ') as size_' ~ index) -%}
+      {#- With the rows a source cached on its own for these changes (its `cached_reads`): a cached
+          view read by another counts as rows in memory there. -#}
+      {%- set source = (plan['inputs'] | selectattr('index', 'equalto', index) | first)['source'] -%}
+      {%- set parts = [] -%}
+      {%- for cached in [view] + source.get('cached_reads', []) -%}
+        {%- do sizes.append('multijoin_cached_scan_size(' ~ dbt_multijoin._mj_string_literal(cached) ~ ') as size_' ~ index ~ '_' ~ loop.index0) -%}
+        {%- do parts.append('size_' ~ index ~ '_' ~ loop.index0) -%}
+      {%- endfor -%}
       {%- for field in ['files', 'bytes', 'estimated_scans'] -%}
-        {%- do fields.append('size_' ~ index ~ '.' ~ field ~ ' as ' ~ field ~ '_' ~ index) -%}
+        {%- do fields.append(parts | join('.' ~ field ~ ' + ') ~ '.' ~ field ~ ' as ' ~ field ~ '_' ~ index) -%}
       {%- endfor -%}
     {%- endfor -%}
     {%- set found = run_query('select ' ~ fields | join(', ') ~ ' from (select ' ~ sizes | join(', ') ~ ') as sizes')[0] -%}

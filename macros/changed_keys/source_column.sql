@@ -9,7 +9,12 @@
     (its Delta version or Iceberg snapshot), and the next run compares the rows at the mark now
     with the same rows at that version (time travel), per key, by a 64-bit hash of the columns the
     model reads: a key whose rows at the mark differ has changed. So the ties cost a read only when
-    the table moved, and only the tie rows that changed are applied again. Where the recorded
+    the table moved, and only the tie rows that changed are applied again. A Delta table with row
+    tracking (`delta.enableRowTracking`) tells it without the compare, when no commit since that
+    version can have deleted a row (appends, UPDATEs, MERGEs that deleted none): a tie row that
+    changed carries a `_metadata.row_commit_version` above it, and the key such a row had then is
+    read off that version by its `_metadata.row_id`, from the changed rows alone. A compare reads
+    every row at the mark twice; this reads the changed ones. Where the recorded
     version cannot be read (a table without versions, a mark recorded by an older release, a Delta
     version past its file retention or followed by a VACUUM, an expired Iceberg snapshot), every
     row at the mark is read and applied again (idempotent), and the log says why. An input whose
@@ -38,8 +43,10 @@
     {%- do dbt_multijoin._mj_fail("changed_since column '" ~ found[0]['column'] ~ "' of input '" ~ input['name'] ~ "' (" ~ input['relation'] ~ ") has type " ~ dtype ~ ": use an integral, decimal, date, timestamp or string column") -%}
   {%- endif -%}
   {%- set table_format = 'iceberg' if (properties.get('format', '') | lower).startswith('iceberg') else ('delta' if 'delta.minReaderVersion' in properties else none) -%}
+  {%- set tracked = table_format == 'delta' and (properties.get('delta.enableRowTracking', 'false') | lower) == 'true'
+      and (properties.get('delta.rowTrackingSuspended', 'false') | lower) != 'true' -%}
   {%- set source = {'column': found[0]['column'], 'dtype': dtype,
-      'instant': dtype in ['timestamp', 'timestamp_ltz'], 'table_format': table_format,
+      'instant': dtype in ['timestamp', 'timestamp_ltz'], 'table_format': table_format, 'tracks_rows': tracked,
       'version': none, 'history': none, 'complete': false, 'properties': properties, 'read': none} -%}
   {%- do source.update(dbt_multijoin._mj_column_version_now(input, table_format, properties)) -%}
   {{- return(source) -}}
@@ -73,9 +80,43 @@
   {#- A Delta table's newest `limit` commits, newest first. -#}
   {%- set commits = [] -%}
   {%- for row in run_query('describe history ' ~ relation ~ ' limit ' ~ limit) -%}
-    {%- do commits.append({'version': row['version'] | int, 'operation': row['operation'] or '', 'timestamp': row['timestamp']}) -%}
+    {%- do commits.append({'version': row['version'] | int, 'operation': row['operation'] or '', 'timestamp': row['timestamp'],
+        'parameters': dbt_multijoin._mj_history_map(row['operationParameters']), 'metrics': dbt_multijoin._mj_history_map(row['operationMetrics'])}) -%}
   {%- endfor -%}
   {{- return(commits) -}}
+{%- endmacro %}
+
+
+{% macro _mj_history_map(value) -%}
+  {#- A map column of DESCRIBE HISTORY as a dict: a session hands it over as one, a Thrift
+      connection as JSON text; {} for anything else (a commit then counts as one that may have
+      deleted rows). -#}
+  {%- if value is mapping -%}
+    {{- return(value) -}}
+  {%- elif value is string and value.startswith('{') -%}
+    {%- set parsed = fromjson(value) -%}
+    {{- return(parsed if parsed is mapping else {}) -}}
+  {%- endif -%}
+  {{- return({}) -}}
+{%- endmacro %}
+
+
+{% macro _mj_column_keeps_every_row(commit) -%}
+  {#- Whether a Delta commit surely deleted no row: an append, an UPDATE (it rewrites rows, keeping
+      their row ids), a MERGE whose metrics count no deleted target row. Any other commit may have
+      (a DELETE, an overwrite, a RESTORE), or changed the table's properties (row tracking may
+      have been switched on after the recorded version): the run then compares. -#}
+  {%- set operation = commit['operation'] -%}
+  {%- if operation == 'UPDATE' -%}
+    {{- return(true) -}}
+  {%- elif operation == 'WRITE' -%}
+    {{- return(commit['parameters'].get('mode') == 'Append') -}}
+  {%- elif operation == 'STREAMING UPDATE' -%}
+    {{- return(commit['parameters'].get('outputMode') == 'Append') -}}
+  {%- elif operation == 'MERGE' -%}
+    {{- return((commit['metrics'].get('numTargetRowsDeleted') | string) == '0') -}}
+  {%- endif -%}
+  {{- return(false) -}}
 {%- endmacro %}
 
 
@@ -95,8 +136,14 @@
   {%- endif -%}
   {%- set unreadable = dbt_multijoin._mj_column_ties_unreadable(source, recorded) -%}
   {%- if unreadable is none -%}
-    {%- do source.update({'read': {'ties': 'changed', 'since': recorded['version'], 'newer': dbt_multijoin._mj_column_newer_than(source, mark, ties=false)}}) -%}
-    {{- return({'unchanged': false, 'reads': 'changed_since ' ~ column ~ ' above ' ~ mark ~ ', and the rows at ' ~ mark ~ ' that changed since version ' ~ recorded['version'] ~ ' (now ' ~ source['version'] ~ ')'}) -}}
+    {%- set since = recorded['version'] -%}
+    {%- set may_delete = [] -%}
+    {%- for commit in source.get('since_history', []) if source['tracks_rows'] and commit['version'] > (since | int) and not dbt_multijoin._mj_column_keeps_every_row(commit) -%}
+      {%- do may_delete.append(commit['version']) -%}
+    {%- endfor -%}
+    {%- set by_row_ids = source['tracks_rows'] and not may_delete -%}
+    {%- do source.update({'read': {'ties': 'tracked' if by_row_ids else 'changed', 'since': since, 'newer': dbt_multijoin._mj_column_newer_than(source, mark, ties=false)}}) -%}
+    {{- return({'unchanged': false, 'reads': 'changed_since ' ~ column ~ ' above ' ~ mark ~ ', and the rows at ' ~ mark ~ ' that changed since version ' ~ since ~ ' (now ' ~ source['version'] ~ ')' ~ (', by the table\'s row tracking' if by_row_ids else '')}) -}}
   {%- endif -%}
   {%- do source.update({'read': {'ties': 'all', 'newer': dbt_multijoin._mj_column_newer_than(source, mark, ties=true)}}) -%}
   {{- return({'unchanged': false, 'reads': 'changed_since ' ~ column ~ ' at or above ' ~ mark ~ ': every row at the mark is read and applied again, as ' ~ unreadable}) -}}
@@ -129,6 +176,7 @@
   {%- if not source['complete'] and history[-1]['version'] > (since | int) -%}
     {%- set history = dbt_multijoin._mj_column_history(source['input']['relation'], [(source['version'] | int) - (since | int) + 1, 1] | max) -%}
   {%- endif -%}
+  {%- do source.update({'since_history': history}) -%}
   {%- set written = [] -%}
   {%- for commit in history -%}
     {%- if commit['version'] == (since | int) -%}
@@ -180,6 +228,12 @@
 {%- endmacro %}
 
 
+{% macro _mj_column_at_mark(source, recorded) -%}
+  {#- The input's non-NULL-keyed rows at the recorded mark, as a condition. -#}
+  {{- return(dbt_multijoin._mj_quote(source['column']) ~ ' = ' ~ dbt_multijoin._mj_column_value(source, recorded['mark']) ~ ' and not (' ~ dbt_multijoin._mj_any_key_null(none, source['input']['keys']) ~ ')') -}}
+{%- endmacro %}
+
+
 {% macro _mj_column_tie_changes(source, recorded, with_rows=false) -%}
   {#- The input's non-NULL-keyed rows at the mark that differ between the version the plan saw and
       the recorded one: a 64-bit hash per row of the columns the model reads, counted +1 now and -1
@@ -189,7 +243,7 @@
       removed one), so that a partial update needs no third read of the rows at the mark. -#}
   {%- set input = source['input'] -%}
   {%- set keys = dbt_multijoin._mj_column_list(input['keys']) -%}
-  {%- set at_mark = dbt_multijoin._mj_quote(source['column']) ~ ' = ' ~ dbt_multijoin._mj_column_value(source, recorded['mark']) ~ ' and not (' ~ dbt_multijoin._mj_any_key_null(none, input['keys']) ~ ')' -%}
+  {%- set at_mark = dbt_multijoin._mj_column_at_mark(source, recorded) -%}
   {%- set hash = 'xxhash64(' ~ dbt_multijoin._mj_column_list(input['columns']) ~ ') as dbt_multijoin_hash' -%}
   {%- set row = 'struct(' ~ dbt_multijoin._mj_column_list(input['columns']) ~ ', ' ~ dbt_multijoin._mj_quote(source['column']) ~ ' as dbt_multijoin_mark) as dbt_multijoin_row' -%}
   {%- set sides = [] -%}
@@ -201,12 +255,48 @@
 {%- endmacro %}
 
 
+{% macro _mj_column_tracked_tie_rows(source, recorded, columns) -%}
+  {#- The row-tracking way to the same ties (read mode 'tracked', the header says when): the
+      input's non-NULL-keyed rows at the mark now that a commit after the recorded version wrote,
+      and the keys the rows such a commit rewrote had at the mark at that version (an UPDATE may
+      have moved a row to another key or off the mark). Both come from the rewritten rows that
+      prepare cached, so that no query reads `_metadata` of the input at two versions: in one
+      query over both (Spark 3.5, Delta 3.3) the filter on the row commit version of the newer
+      version was applied to the older one, and the moved rows' keys went unseen. Its columns:
+      `columns` (NULL but the keys in a row of then), `dbt_multijoin_mark` (NULL in a row of then)
+      and `dbt_multijoin_present` (whether the row is one of now). -#}
+  {%- set input = source['input'] -%}
+  {%- set at_mark = dbt_multijoin._mj_column_at_mark(source, recorded) -%}
+  {%- set then_columns = [] -%}
+  {%- for column in columns -%}
+    {%- do then_columns.append(dbt_multijoin._mj_quote(column) if column in input['keys'] else 'null as ' ~ dbt_multijoin._mj_quote(column)) -%}
+  {%- endfor -%}
+  {{- return('select ' ~ dbt_multijoin._mj_column_list(columns) ~ ', ' ~ dbt_multijoin._mj_quote(source['column']) ~ ' as dbt_multijoin_mark, true as dbt_multijoin_present from ' ~ source['rewritten']
+      ~ ' where ' ~ at_mark
+      ~ ' union all select ' ~ then_columns | join(', ') ~ ', null, false from ' ~ dbt_multijoin._mj_column_table_at(source, recorded['version'])
+      ~ ' where ' ~ at_mark ~ ' and _metadata.row_id in (select dbt_multijoin_row_id from ' ~ source['rewritten'] ~ ')') -}}
+{%- endmacro %}
+
+
 {% macro _mj_column_whole_read_covers(source) -%}
   {{- return(true) -}}
 {%- endmacro %}
 
 
 {% macro _mj_column_prepare(source, recorded) -%}
+  {#- Row tracking: the rows a commit after the recorded version wrote, as they are now, with their
+      row ids, cached (what _mj_column_tracked_tie_rows reads). -#}
+  {%- if source['read']['ties'] == 'tracked' -%}
+    {%- set view = dbt_multijoin._mj_temp_view('rewritten_' ~ source['input']['name']) -%}
+    {%- set columns = source['input']['columns'] | list -%}
+    {%- if (source['column'] | lower) not in (columns | map('lower') | list) -%}
+      {%- do columns.append(source['column']) -%}
+    {%- endif -%}
+    {%- do dbt_multijoin._mj_cache_view(view, 'select ' ~ dbt_multijoin._mj_column_list(columns)
+        ~ ', _metadata.row_id as dbt_multijoin_row_id from ' ~ dbt_multijoin._mj_column_table_at(source, source['version'])
+        ~ ' where _metadata.row_commit_version > ' ~ recorded['version'], 'dbt_multijoin_rewritten_rows') -%}
+    {%- do source.update({'rewritten': view, 'cached_reads': [view]}) -%}
+  {%- endif -%}
 {%- endmacro %}
 
 
@@ -217,6 +307,8 @@
   {%- set rows = 'select ' ~ keys ~ ', ' ~ dbt_multijoin._mj_quote(source['column']) ~ ' as dbt_multijoin_mark from ' ~ table ~ ' where ' ~ read['newer'] -%}
   {%- if read['ties'] == 'changed' -%}
     {%- set rows = rows ~ '\n    union all\n    select ' ~ keys ~ ', null from (' ~ dbt_multijoin._mj_column_tie_changes(source, recorded) ~ ') as tie_changes' -%}
+  {%- elif read['ties'] == 'tracked' -%}
+    {%- set rows = rows ~ '\n    union all\n    select ' ~ keys ~ ', null from (' ~ dbt_multijoin._mj_column_tracked_tie_rows(source, recorded, source['input']['keys']) ~ ') as tie_rows' -%}
   {%- endif -%}
   {{- return(rows) -}}
 {%- endmacro %}
@@ -230,15 +322,19 @@
   {%- set table = dbt_multijoin._mj_column_table_at(source, source['version']) -%}
   {%- set selected = dbt_multijoin._mj_column_list(columns) ~ ', ' ~ dbt_multijoin._mj_quote(source['column']) ~ ' as dbt_multijoin_mark' -%}
   {%- set newer = 'select ' ~ selected ~ ', true as dbt_multijoin_present from ' ~ table ~ ' where ' ~ read['newer'] -%}
-  {%- if read['ties'] != 'changed' -%}
+  {%- if read['ties'] not in ['changed', 'tracked'] -%}
     {{- return(newer) -}}
   {%- endif -%}
-  {%- set from_tie = [] -%}
-  {%- for column in columns -%}
-    {%- do from_tie.append((dbt_multijoin._mj_quote(column) if column in source['input']['keys'] else dbt_multijoin._mj_column_ref('dbt_multijoin_row', column)) ~ ' as ' ~ dbt_multijoin._mj_quote(column)) -%}
-  {%- endfor -%}
-  {%- set ties = 'select ' ~ from_tie | join(', ') ~ ', dbt_multijoin_row.dbt_multijoin_mark as dbt_multijoin_mark, dbt_multijoin_change > 0 as dbt_multijoin_present from ('
-      ~ dbt_multijoin._mj_column_tie_changes(source, recorded, with_rows=true) ~ ') as tie_changes' -%}
+  {%- if read['ties'] == 'tracked' -%}
+    {%- set ties = dbt_multijoin._mj_column_tracked_tie_rows(source, recorded, columns) -%}
+  {%- else -%}
+    {%- set from_tie = [] -%}
+    {%- for column in columns -%}
+      {%- do from_tie.append((dbt_multijoin._mj_quote(column) if column in source['input']['keys'] else dbt_multijoin._mj_column_ref('dbt_multijoin_row', column)) ~ ' as ' ~ dbt_multijoin._mj_quote(column)) -%}
+    {%- endfor -%}
+    {%- set ties = 'select ' ~ from_tie | join(', ') ~ ', dbt_multijoin_row.dbt_multijoin_mark as dbt_multijoin_mark, dbt_multijoin_change > 0 as dbt_multijoin_present from ('
+        ~ dbt_multijoin._mj_column_tie_changes(source, recorded, with_rows=true) ~ ') as tie_changes' -%}
+  {%- endif -%}
   {#- A row the input holds is never dropped (two of one key are for the one-row-per-key check to
       find); a key's absent entry only where it holds no row. -#}
   {{- return('select ' ~ dbt_multijoin._mj_column_list(columns) ~ ', dbt_multijoin_mark, dbt_multijoin_present from (select *, bool_or(dbt_multijoin_present) over (partition by ' ~ dbt_multijoin._mj_column_list(source['input']['keys'])
@@ -266,4 +362,7 @@
 
 
 {% macro _mj_column_cleanup(source) -%}
+  {%- if source.get('rewritten') -%}
+    {%- do dbt_multijoin._mj_exec('drop view if exists ' ~ source['rewritten']) -%}
+  {%- endif -%}
 {%- endmacro %}
