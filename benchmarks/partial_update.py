@@ -43,6 +43,7 @@ the results) to benchmarks/results/<name>/ (--out DIR for any other place).
     .venv/bin/python -m benchmarks.partial_update --rows 2m,4m,8m,16m --table-format delta --reps 3
     .venv/bin/python -m benchmarks.partial_update --rows 2m,16m --changed-rows 20k --table-format delta   # as many rows changed at every size
     .venv/bin/python -m benchmarks.partial_update --rows 500k,4m --k 4 --days 1 --shapes one_input --changed-rows 20k --reps 1 --name partial-update-one-shot-delta   # a one-shot load, then 20,000 rows of one input
+    .venv/bin/python -m benchmarks.partial_update --rows 500k,4m --k 4 --days 1 --shapes one_input --changed-rows 20k --reps 1 --row-tracking --name partial-update-one-shot-delta-row-tracking   # the same, the ds inputs with row tracking
     .venv/bin/python -m benchmarks.partial_update --rows 2m,4m --days 5 --layout merge_on_read --table-format iceberg --reps 2 --name partial-update-mor-iceberg
     .venv/bin/python -m benchmarks.partial_update --rows 50k --days 5 --reps 1 --out /tmp/pu-check   # a check
 """
@@ -139,6 +140,9 @@ class Inputs:
     rows: int
     k: int
     changed: float
+    # Delta: the inputs read through `ds` track their rows (delta.enableRowTracking), so that a
+    # refresh tells their rows at the mark apart by row tracking, not by the compare.
+    row_tracking: bool = False
 
     def table(self, i: int) -> str:
         return f"{self.schema}.t{i}"
@@ -148,6 +152,8 @@ class Inputs:
             properties = {"delta.enableDeletionVectors": "true"}
             if tracking(i) == "change_feed":
                 properties["delta.enableChangeDataFeed"] = "true"
+            elif self.row_tracking:
+                properties["delta.enableRowTracking"] = "true"
         elif tracking(i) == "ds":
             properties = {"format-version": "2", **{f"write.{op}.mode": "merge-on-read" for op in ("delete", "update", "merge")}}
         else:
@@ -396,7 +402,7 @@ def measure_size(spark, args, rows: int, directory: Path) -> dict:
     from testkit.dbt import PipelineProject
 
     project = PipelineProject.create(spark, directory, args.table_format)
-    inputs = Inputs(spark, project.schema, args.table_format, rows, args.k, changed_fraction(args, rows))
+    inputs = Inputs(spark, project.schema, args.table_format, rows, args.k, changed_fraction(args, rows), args.row_tracking)
     started = time.perf_counter()
     inputs.create()
     project.sources(*[f"t{i}" for i in range(1, args.k + 1)])
@@ -531,7 +537,8 @@ def markdown(results: dict) -> str:
     lines = [f"# Partial-update refresh against full rebuild: k = {k} inputs, {fmt}{layout}, Spark {results['machine']['spark']}", "",
              f"`dbt run` in-process (session method, local[2]). Per size: {history_text(results)}, "
              f"then change days of {changed_text(results)}; "
-             f"{results['reps']} repetitions of each shape, interleaved. Odd inputs read through `ds`, even ones through "
+             f"{results['reps']} repetitions of each shape, interleaved. Odd inputs read through `ds`"
+             + (" (with Delta's row tracking)" if results.get("row_tracking") else "") + ", even ones through "
              "their change feed. Medians; read = bytes read from files, shuffle = shuffle bytes written, over every "
              "stage of the `dbt run`.", ""]
     lines += [f"- `{shape}`: {SHAPES[shape]}" for shape in shapes] + [""]
@@ -722,6 +729,8 @@ def parse(argv: list[str] | None):
     p.add_argument("--changed", type=float, default=0.01, help="rows changed on a change day, as a fraction of the keys per input (default 0.01)")
     p.add_argument("--changed-rows", type=rows_arg,
                    help="rows changed on a change day, the same number at every size (e.g. 20k; instead of --changed)")
+    p.add_argument("--row-tracking", action="store_true",
+                   help="Delta: the inputs read through ds track their rows (delta.enableRowTracking)")
     p.add_argument("--layout", choices=["table", "merge_on_read"], default="table",
                    help="the refreshed model's layout (the full rebuild it is compared with is always a table)")
     p.add_argument("--shapes", type=list_arg, default=list(SHAPES), help=f"comma list of {', '.join(SHAPES)}")
@@ -741,6 +750,8 @@ def parse(argv: list[str] | None):
     if unknown or args.days < 1 or args.reps < 1 or args.k < 2 or not all(0 < f <= 0.5 for f in fractions):
         p.error(f"shapes are {', '.join(SHAPES)}; --days >= 1, --reps >= 1, --k >= 2, 0 < --changed <= 0.5, "
                 "--changed-rows at most half of the smallest --rows")
+    if args.row_tracking and args.table_format != "delta":
+        p.error("--row-tracking is Delta's (an Iceberg input's ties are told apart by the compare)")
     return args
 
 
@@ -769,7 +780,7 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
                "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                "reps": args.reps, "warmup": 0, "confs": confs, "machine": _machine(spark),
                "table_format": args.table_format, "layout": args.layout, "k": args.k, "days": args.days, "changed": args.changed,
-               "changed_rows": args.changed_rows,
+               "changed_rows": args.changed_rows, "row_tracking": args.row_tracking,
                "shapes": args.shapes, "daily_refresh": args.daily_refresh, "sizes": []}
     try:
         for rows in args.rows:
