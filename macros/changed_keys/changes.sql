@@ -155,6 +155,10 @@
     {%- do log("dbt_multijoin: " ~ model.name ~ ": no input changed since the last run: nothing to read or write", info=True) -%}
     {{- return({'read': false, 'changed_key_count': 0, 'states': dbt_multijoin._mj_next_states(plan, {})}) -}}
   {%- endif -%}
+  {#- The views keep their analyzed plans: every later statement of the run reads them (and the
+      views a source caches in prepare, read by its changes, too: a view analyzed again on each
+      read plans its input anew, and no longer finds its cached rows). -#}
+  {%- set views_conf = dbt_multijoin._mj_views_keep_their_plans() -%}
   {%- for input in read if input['source_read'] -%}
     {%- do dbt_multijoin._mj_source_do(input['source'], 'prepare', input['recorded']) -%}
   {%- endfor -%}
@@ -162,9 +166,7 @@
   {%- for input in read -%}
     {%- do branches.update({input['index']: dbt_multijoin._mj_partial_changes_branch(plan, input) if plan['path'] == 'partial_update' else dbt_multijoin._mj_recompute_changes_branch(plan, input)}) -%}
   {%- endfor -%}
-  {#- Read before they are sized: sizing them beforehand planned every input's reads twice. The
-      views keep their analyzed plans: every later statement of the run reads them. -#}
-  {%- set views_conf = dbt_multijoin._mj_views_keep_their_plans() -%}
+  {#- Read before they are sized: sizing them beforehand planned every input's reads twice. -#}
   {%- set views = dbt_multijoin._mj_cache_changes(plan, branches) -%}
   {%- set change_bytes = dbt_multijoin._mj_log_reads(plan, views, dbt_multijoin._mj_has_function('multijoin_cached_scan_size')) -%}
   {%- set changes = dbt_multijoin._mj_changes_view() -%}
@@ -249,13 +251,14 @@
     {%- set sizes = [] -%}
     {%- set fields = [] -%}
     {%- for index, view in views.items() -%}
-      {#- With the rows a source cached on its own for these changes (its `cached_reads`): a cached
-          view read by another counts as rows in memory there. -#}
+      {#- With the queries a source wrote scratch tables from for these changes (its
+          `sized_reads`), sized as planned again. -#}
       {%- set source = (plan['inputs'] | selectattr('index', 'equalto', index) | first)['source'] -%}
-      {%- set parts = [] -%}
-      {%- for cached in [view] + source.get('cached_reads', []) -%}
-        {%- do sizes.append('multijoin_cached_scan_size(' ~ dbt_multijoin._mj_string_literal(cached) ~ ') as size_' ~ index ~ '_' ~ loop.index0) -%}
-        {%- do parts.append('size_' ~ index ~ '_' ~ loop.index0) -%}
+      {%- set parts = ['size_' ~ index ~ '_0'] -%}
+      {%- do sizes.append('multijoin_cached_scan_size(' ~ dbt_multijoin._mj_string_literal(view) ~ ') as size_' ~ index ~ '_0') -%}
+      {%- for query in source.get('sized_reads', []) -%}
+        {%- do sizes.append('multijoin_scan_size(' ~ dbt_multijoin._mj_string_literal(query) ~ ') as size_' ~ index ~ '_' ~ loop.index) -%}
+        {%- do parts.append('size_' ~ index ~ '_' ~ loop.index) -%}
       {%- endfor -%}
       {%- for field in ['files', 'bytes', 'estimated_scans'] -%}
         {%- do fields.append(parts | join('.' ~ field ~ ' + ') ~ '.' ~ field ~ ' as ' ~ field ~ '_' ~ index) -%}

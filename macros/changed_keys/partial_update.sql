@@ -127,6 +127,9 @@
     {%- for k in plan['keys'] -%}
       {%- do key.append(k ~ ' = ' ~ row[k]) -%}
     {%- endfor -%}
+    {#- What the sources wrote to read the changes (row tracking's tables) goes before the run
+        fails: it leaves nothing behind. -#}
+    {%- do dbt_multijoin._mj_drop_changes_views(plan) -%}
     {%- do dbt_multijoin._mj_fail("one_row_per_key: input '" ~ input['name'] ~ "' (" ~ input['relation'] ~ ") has " ~ row['n'] ~ " rows of the key " ~ key | join(', ') ~ ": drop one_row_per_key (the run then recomputes changed keys with the multi-join), or make the input unique on the key") -%}
   {%- endif -%}
 {%- endmacro %}

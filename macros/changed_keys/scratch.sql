@@ -5,7 +5,9 @@
     - the key table `<model>__dbt_mj_changed_keys`: their distinct non-NULL keys;
     - the rows table `<model>__dbt_mj_changed_rows`: the MERGE's source;
     - the NULL-rows table `<model>__dbt_mj_null_rows` (partial update): the changed inputs'
-      NULL-keyed rows as they are now.
+      NULL-keyed rows as they are now;
+    - per input a Delta table with row tracking, `<model>__dbt_mj_rewritten_now_<input>` and
+      `..._then_<input>` (source_column.sql, which writes and drops them).
     Tables, not views, where a later query must not see the changes' plan: a query that reads a
     Delta table's change feed (table_changes) and the same table itself resolves both to the
     feed's snapshot (Delta 3.3 and 4.x). A run drops what an earlier failed run of the model left

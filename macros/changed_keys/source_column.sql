@@ -256,25 +256,20 @@
 
 
 {% macro _mj_column_tracked_tie_rows(source, recorded, columns) -%}
-  {#- The row-tracking way to the same ties (read mode 'tracked', the header says when): the
-      input's non-NULL-keyed rows at the mark now that a commit after the recorded version wrote,
-      and the keys the rows such a commit rewrote had at the mark at that version (an UPDATE may
-      have moved a row to another key or off the mark). Both come from the rewritten rows that
-      prepare cached, so that no query reads `_metadata` of the input at two versions: in one
-      query over both (Spark 3.5, Delta 3.3) the filter on the row commit version of the newer
-      version was applied to the older one, and the moved rows' keys went unseen. Its columns:
+  {#- The row-tracking way to the same ties (read mode 'tracked', the header says when), from the
+      two tables prepare wrote: the input's non-NULL-keyed rows at the mark now that a commit after
+      the recorded version wrote, and the keys the rows such a commit rewrote had at the mark at
+      that version (an UPDATE may have moved a row to another key or off the mark). Its columns:
       `columns` (NULL but the keys in a row of then), `dbt_multijoin_mark` (NULL in a row of then)
       and `dbt_multijoin_present` (whether the row is one of now). -#}
-  {%- set input = source['input'] -%}
-  {%- set at_mark = dbt_multijoin._mj_column_at_mark(source, recorded) -%}
+  {%- set keys = source['input']['keys'] -%}
   {%- set then_columns = [] -%}
   {%- for column in columns -%}
-    {%- do then_columns.append(dbt_multijoin._mj_quote(column) if column in input['keys'] else 'null as ' ~ dbt_multijoin._mj_quote(column)) -%}
+    {%- do then_columns.append(dbt_multijoin._mj_quote(column) if column in keys else 'null as ' ~ dbt_multijoin._mj_quote(column)) -%}
   {%- endfor -%}
   {{- return('select ' ~ dbt_multijoin._mj_column_list(columns) ~ ', ' ~ dbt_multijoin._mj_quote(source['column']) ~ ' as dbt_multijoin_mark, true as dbt_multijoin_present from ' ~ source['rewritten']
-      ~ ' where ' ~ at_mark
-      ~ ' union all select ' ~ then_columns | join(', ') ~ ', null, false from ' ~ dbt_multijoin._mj_column_table_at(source, recorded['version'])
-      ~ ' where ' ~ at_mark ~ ' and _metadata.row_id in (select dbt_multijoin_row_id from ' ~ source['rewritten'] ~ ')') -}}
+      ~ ' where ' ~ dbt_multijoin._mj_column_at_mark(source, recorded)
+      ~ ' union all select ' ~ then_columns | join(', ') ~ ', null, false from ' ~ source['rewritten_from']) -}}
 {%- endmacro %}
 
 
@@ -283,19 +278,38 @@
 {%- endmacro %}
 
 
+{% macro _mj_column_rewritten_tables(source) -%}
+  {#- Row tracking's scratch tables of this input (prepare writes them): [the rows rewritten since
+      the recorded version as they are now, the keys they had at the mark then]. -#}
+  {%- set name = modules.re.sub('[^a-z0-9_]', '_', source['input']['name'] | lower) -%}
+  {{- return([dbt_multijoin._mj_sibling(this, '__dbt_mj_rewritten_now_' ~ name), dbt_multijoin._mj_sibling(this, '__dbt_mj_rewritten_then_' ~ name)]) -}}
+{%- endmacro %}
+
+
 {% macro _mj_column_prepare(source, recorded) -%}
   {#- Row tracking: the rows a commit after the recorded version wrote, as they are now, with their
-      row ids, cached (what _mj_column_tracked_tie_rows reads). -#}
+      row ids; then the keys those rows had at the mark at the recorded version; each a parquet
+      scratch table (what _mj_column_tracked_tie_rows reads). Two statements, each reading
+      `_metadata` of one version of the input: in one query over both (Spark 3.5, Delta 3.3) the
+      filter on the newer version's row commit version was applied to the older scan, and the
+      moved rows' keys went unseen. Tables, not cached views: with `_metadata` of a Delta table in
+      a cached view's plan, the later statements reading the changes found neither that view nor
+      the changes cached, and read the input again each time. -#}
   {%- if source['read']['ties'] == 'tracked' -%}
-    {%- set view = dbt_multijoin._mj_temp_view('rewritten_' ~ source['input']['name']) -%}
+    {%- set now_table, then_table = dbt_multijoin._mj_column_rewritten_tables(source) -%}
     {%- set columns = source['input']['columns'] | list -%}
     {%- if (source['column'] | lower) not in (columns | map('lower') | list) -%}
       {%- do columns.append(source['column']) -%}
     {%- endif -%}
-    {%- do dbt_multijoin._mj_cache_view(view, 'select ' ~ dbt_multijoin._mj_column_list(columns)
-        ~ ', _metadata.row_id as dbt_multijoin_row_id from ' ~ dbt_multijoin._mj_column_table_at(source, source['version'])
-        ~ ' where _metadata.row_commit_version > ' ~ recorded['version'], 'dbt_multijoin_rewritten_rows') -%}
-    {%- do source.update({'rewritten': view, 'cached_reads': [view]}) -%}
+    {%- set keys = dbt_multijoin._mj_column_list(source['input']['keys']) -%}
+    {%- set now_sql = 'select ' ~ dbt_multijoin._mj_column_list(columns) ~ ', _metadata.row_id as dbt_multijoin_row_id from '
+        ~ dbt_multijoin._mj_column_table_at(source, source['version']) ~ ' where _metadata.row_commit_version > ' ~ recorded['version'] -%}
+    {%- set then_sql = 'select ' ~ keys ~ ' from (select ' ~ keys ~ ', _metadata.row_id as dbt_multijoin_row_id from '
+        ~ dbt_multijoin._mj_column_table_at(source, recorded['version']) ~ ' where ' ~ dbt_multijoin._mj_column_at_mark(source, recorded)
+        ~ ') as then_rows left semi join ' ~ now_table ~ ' as rewritten on then_rows.dbt_multijoin_row_id = rewritten.dbt_multijoin_row_id' -%}
+    {%- do dbt_multijoin._mj_write_scratch_table(now_table, now_sql, 'dbt_multijoin_rewritten_now') -%}
+    {%- do dbt_multijoin._mj_write_scratch_table(then_table, then_sql, 'dbt_multijoin_rewritten_then') -%}
+    {%- do source.update({'rewritten': now_table, 'rewritten_from': then_table, 'sized_reads': [now_sql, then_sql]}) -%}
   {%- endif -%}
 {%- endmacro %}
 
@@ -362,7 +376,10 @@
 
 
 {% macro _mj_column_cleanup(source) -%}
-  {%- if source.get('rewritten') -%}
-    {%- do dbt_multijoin._mj_exec('drop view if exists ' ~ source['rewritten']) -%}
+  {#- Also those an earlier run that failed left. -#}
+  {%- if source['tracks_rows'] -%}
+    {%- for table in dbt_multijoin._mj_column_rewritten_tables(source) -%}
+      {%- do dbt_multijoin._mj_drop_own_table(table, false) -%}
+    {%- endfor -%}
   {%- endif -%}
 {%- endmacro %}

@@ -18,8 +18,8 @@
     - whole_read_covers(source): whether reading the whole input shows all the source would (a
       column: yes; a change feed also shows the keys rows left: no);
     - prepare(source, recorded): what must exist before the changes are read (a view), at run time;
-      a view whose rows it caches is listed in the source's `cached_reads`, so that the read log
-      counts the files it read with the changes';
+      the queries it writes scratch tables from are listed in the source's `sized_reads`, so that
+      the read log counts the files they read with the changes';
     - changed_keys(source, recorded): a query of the changed rows' keys, under the model's key
       names, and `dbt_multijoin_mark` (the row's changed_since value, or NULL) (key recompute);
     - net_rows(source, recorded, columns): a query of the changed keys' rows as they are now, one
