@@ -155,10 +155,6 @@
     {%- do log("dbt_multijoin: " ~ model.name ~ ": no input changed since the last run: nothing to read or write", info=True) -%}
     {{- return({'read': false, 'changed_key_count': 0, 'states': dbt_multijoin._mj_next_states(plan, {})}) -}}
   {%- endif -%}
-  {#- The views keep their analyzed plans: every later statement of the run reads them (and the
-      views a source caches in prepare, read by its changes, too: a view analyzed again on each
-      read plans its input anew, and no longer finds its cached rows). -#}
-  {%- set views_conf = dbt_multijoin._mj_views_keep_their_plans() -%}
   {%- for input in read if input['source_read'] -%}
     {%- do dbt_multijoin._mj_source_do(input['source'], 'prepare', input['recorded']) -%}
   {%- endfor -%}
@@ -166,7 +162,9 @@
   {%- for input in read -%}
     {%- do branches.update({input['index']: dbt_multijoin._mj_partial_changes_branch(plan, input) if plan['path'] == 'partial_update' else dbt_multijoin._mj_recompute_changes_branch(plan, input)}) -%}
   {%- endfor -%}
-  {#- Read before they are sized: sizing them beforehand planned every input's reads twice. -#}
+  {#- Read before they are sized: sizing them beforehand planned every input's reads twice. The
+      views keep their analyzed plans: every later statement of the run reads them. -#}
+  {%- set views_conf = dbt_multijoin._mj_views_keep_their_plans() -%}
   {%- set views = dbt_multijoin._mj_cache_changes(plan, branches) -%}
   {%- set change_bytes = dbt_multijoin._mj_log_reads(plan, views, dbt_multijoin._mj_has_function('multijoin_cached_scan_size')) -%}
   {%- set changes = dbt_multijoin._mj_changes_view() -%}
@@ -253,7 +251,7 @@
     {%- for index, view in views.items() -%}
       {#- With the queries a source wrote scratch tables from for these changes (its
           `sized_reads`), sized as planned again. -#}
-      {%- set source = (plan['inputs'] | selectattr('index', 'equalto', index) | first)['source'] -%}
+      {%- set source = plan['inputs'][index]['source'] -%}
       {%- set parts = ['size_' ~ index ~ '_0'] -%}
       {%- do sizes.append('multijoin_cached_scan_size(' ~ dbt_multijoin._mj_string_literal(view) ~ ') as size_' ~ index ~ '_0') -%}
       {%- for query in source.get('sized_reads', []) -%}

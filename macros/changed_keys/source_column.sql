@@ -267,9 +267,9 @@
   {%- for column in columns -%}
     {%- do then_columns.append(dbt_multijoin._mj_quote(column) if column in keys else 'null as ' ~ dbt_multijoin._mj_quote(column)) -%}
   {%- endfor -%}
-  {{- return('select ' ~ dbt_multijoin._mj_column_list(columns) ~ ', ' ~ dbt_multijoin._mj_quote(source['column']) ~ ' as dbt_multijoin_mark, true as dbt_multijoin_present from ' ~ source['rewritten']
+  {{- return('select ' ~ dbt_multijoin._mj_column_list(columns) ~ ', ' ~ dbt_multijoin._mj_quote(source['column']) ~ ' as dbt_multijoin_mark, true as dbt_multijoin_present from ' ~ source['rewritten_now']
       ~ ' where ' ~ dbt_multijoin._mj_column_at_mark(source, recorded)
-      ~ ' union all select ' ~ then_columns | join(', ') ~ ', null, false from ' ~ source['rewritten_from']) -}}
+      ~ ' union all select ' ~ then_columns | join(', ') ~ ', null, false from ' ~ source['rewritten_then']) -}}
 {%- endmacro %}
 
 
@@ -309,7 +309,7 @@
         ~ ') as then_rows left semi join ' ~ now_table ~ ' as rewritten on then_rows.dbt_multijoin_row_id = rewritten.dbt_multijoin_row_id' -%}
     {%- do dbt_multijoin._mj_write_scratch_table(now_table, now_sql, 'dbt_multijoin_rewritten_now') -%}
     {%- do dbt_multijoin._mj_write_scratch_table(then_table, then_sql, 'dbt_multijoin_rewritten_then') -%}
-    {%- do source.update({'rewritten': now_table, 'rewritten_from': then_table, 'sized_reads': [now_sql, then_sql]}) -%}
+    {%- do source.update({'rewritten_now': now_table, 'rewritten_then': then_table, 'sized_reads': [now_sql, then_sql]}) -%}
   {%- endif -%}
 {%- endmacro %}
 
