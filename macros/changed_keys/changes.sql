@@ -177,7 +177,10 @@
   {%- endif -%}
   {%- set key_table = dbt_multijoin._mj_changed_keys_table(relation) -%}
   {%- do dbt_multijoin._mj_write_scratch_table(key_table, 'select distinct ' ~ dbt_multijoin._mj_column_list(plan['keys']) ~ ' from ' ~ changes ~ ' where not (' ~ dbt_multijoin._mj_any_key_null(none, plan['keys']) ~ ')', 'dbt_multijoin_changed_keys') -%}
-  {#- One global aggregate over the view: the key count and each mark column's highest value. -#}
+  {#- One row: the key count and, by a global aggregate over the view, each mark column's highest
+      value. With no mark column (only change feeds read) nothing is read from the view: a bare
+      SELECT over it gave a row per changed row, and none when the changes held none (a change feed
+      whose only change was to a NULL-keyed row), which failed the run, and every run after it. -#}
   {%- set items = ['(select count(*) from ' ~ key_table ~ ') as changed_key_count'] -%}
   {%- for input in read -%}
     {%- set mark = dbt_multijoin._mj_source_do(input['source'], 'mark') -%}
@@ -185,7 +188,7 @@
       {%- do items.append(dbt_multijoin._mj_highest_mark(dbt_multijoin._mj_mark_column(input['index']), mark['instant']) ~ ' as ' ~ dbt_multijoin._mj_mark_column(input['index'])) -%}
     {%- endif -%}
   {%- endfor -%}
-  {%- set found = run_query('select ' ~ items | join(', ') ~ ' from ' ~ changes)[0] -%}
+  {%- set found = run_query('select ' ~ items | join(', ') ~ (' from ' ~ changes if items | length > 1 else ''))[0] -%}
   {%- set highest = {} -%}
   {%- for input in read if dbt_multijoin._mj_source_do(input['source'], 'mark') is not none and found[dbt_multijoin._mj_mark_column(input['index'])] is not none -%}
     {%- do highest.update({input['index']: found[dbt_multijoin._mj_mark_column(input['index'])] | string}) -%}
