@@ -8,6 +8,8 @@
   stamps one changed_since value on every row, and N rows of one input changed since (some of
   them stamped with that very value), a run logs N changed keys, reads only that input, and a run
   after it with nothing changed reads nothing and writes nothing. On both paths;
+- a Delta input with row tracking is read into scratch tables once, and every later statement
+  reads its changes from their cache;
 - a refresh reads its changes in a few partitions, not spark.sql.shuffle.partitions of them:
   adaptive execution does not coalesce a cached query's last stage, and a read whose last operator
   shuffles (the compare of the rows at the mark) would otherwise cache that many partitions and
@@ -21,7 +23,7 @@ import time
 
 import pytest
 
-from testkit.executions import METADATA_ROOT, last_execution_id, roots_since, stage_tasks_since
+from testkit.executions import METADATA_ROOT, executions_after, last_execution_id, roots_since, stage_tasks_since
 from testkit.formats import delta_version
 from testkit.input_changes import INPUTS, Inputs, full_rebuild, model_sql
 
@@ -282,8 +284,11 @@ def test_row_tracking_tells_the_ties_apart_unless_a_commit_may_have_deleted_rows
     def refresh(changes: list[str], by_row_tracking: bool):
         for change in changes:
             spark.sql(change)
+        since = last_execution_id(spark)
         run = project.dbt("run")
         assert run.success, run.describe()
+        if by_row_tracking:
+            assert_changes_read_from_their_cache(spark, since, len(PATHS))
         for path in PATHS:
             line = read_lines(run.output, f"wide_{path}")["a"]
             assert line.endswith(", by the table's row tracking)") == by_row_tracking, line
@@ -303,6 +308,18 @@ def test_row_tracking_tells_the_ties_apart_unless_a_commit_may_have_deleted_rows
              f"update {a} set a_v = a_v + 1 where k = 21"], by_row_tracking=False)
     # Its version recorded, the next run tells the ties apart by row tracking again.
     refresh([f"update {a} set a_v = a_v + 1 where k = 22"], by_row_tracking=True)
+
+
+def assert_changes_read_from_their_cache(spark, since: int, models: int) -> None:
+    """Of the statements run since execution `since`, those that scan a row-tracking input's table
+    of rewritten rows outside a cache are, per model, the write of the keys those rows had then:
+    every later statement reads the cached changes. Their cached query holds no scan of the input
+    itself, which Delta 3.3 (Spark 3.5) plans anew for each query, so that no later statement
+    found the cache, and each read the input and the scratch tables again."""
+    plans = [str(e.physicalPlanDescription()) for e in executions_after(spark, since)]
+    uncached = [plan for plan in plans
+                if re.search(r"Scan parquet \S*__dbt_mj_rewritten_now_", plan) and "Scan In-memory table" not in plan]
+    assert len(uncached) == models, "\n\n".join(uncached)
 
 
 UNIT_TESTS = """version: 2
