@@ -8,8 +8,8 @@
   stamps one changed_since value on every row, and N rows of one input changed since (some of
   them stamped with that very value), a run logs N changed keys, reads only that input, and a run
   after it with nothing changed reads nothing and writes nothing. On both paths;
-- a Delta input with row tracking is read into scratch tables once, and every later statement
-  reads its changes from their cache;
+- a Delta input with row tracking, and an Iceberg input's changelog, are read into scratch tables
+  once, and every later statement reads the changes from their cache;
 - a refresh reads its changes in a few partitions, not spark.sql.shuffle.partitions of them:
   adaptive execution does not coalesce a cached query's last stage, and a read whose last operator
   shuffles (the compare of the rows at the mark) would otherwise cache that many partitions and
@@ -68,8 +68,15 @@ def test_compile_ls_and_docs_generate_change_nothing(project, table_format):
     assert temporary_views(spark) == before_views
     assert table_state(spark, project.schema) == before_state
 
-    # The changes are still there for the next run to apply.
+    # The changes are still there for the next run to apply. On Iceberg it reads b's changelog once
+    # per model, into a scratch table: no other statement's plan scans the changelog, not even the
+    # plan of the cached changes, which Spark 4.1 would never find again (it resolves the
+    # changelog's table anew for each query), and each later statement read the changelog again.
+    since = last_execution_id(spark)
     assert (refreshed := project.dbt("run")).success, refreshed.describe()
+    if table_format == "iceberg":
+        changelog_reads = plans_scanning(spark, since, rf"BatchScan \S*{project.schema}\.b\.changes")
+        assert len(changelog_reads) == 2, "\n\n".join(changelog_reads)
     assert "recomputed: recomputing the changed keys" in refreshed.output
     assert project.rows("recomputed") == project.rows(full_rebuild(project.schema))
 
@@ -288,7 +295,12 @@ def test_row_tracking_tells_the_ties_apart_unless_a_commit_may_have_deleted_rows
         run = project.dbt("run")
         assert run.success, run.describe()
         if by_row_tracking:
-            assert_changes_read_from_their_cache(spark, since, len(PATHS))
+            # The scratch table of rewritten rows is scanned outside a cache only by the write of
+            # the keys those rows had then, one per model: every later statement found the cached
+            # changes. Their query holds no scan of the input, which Delta 3.3 (Spark 3.5) plans
+            # anew for each query, so that no statement found a cache holding one.
+            uncached = [plan for plan in plans_scanning(spark, since, r"Scan parquet \S*__dbt_mj_rewritten_now_") if "Scan In-memory table" not in plan]
+            assert len(uncached) == len(PATHS), "\n\n".join(uncached)
         for path in PATHS:
             line = read_lines(run.output, f"wide_{path}")["a"]
             assert line.endswith(", by the table's row tracking)") == by_row_tracking, line
@@ -310,16 +322,11 @@ def test_row_tracking_tells_the_ties_apart_unless_a_commit_may_have_deleted_rows
     refresh([f"update {a} set a_v = a_v + 1 where k = 22"], by_row_tracking=True)
 
 
-def assert_changes_read_from_their_cache(spark, since: int, models: int) -> None:
-    """Of the statements run since execution `since`, those that scan a row-tracking input's table
-    of rewritten rows outside a cache are, per model, the write of the keys those rows had then:
-    every later statement reads the cached changes. Their cached query holds no scan of the input
-    itself, which Delta 3.3 (Spark 3.5) plans anew for each query, so that no later statement
-    found the cache, and each read the input and the scratch tables again."""
+def plans_scanning(spark, since: int, scan: str) -> list[str]:
+    """The plans of the statements run since execution `since` that hold a scan `scan` (a regular
+    expression), a cached relation's plan included."""
     plans = [str(e.physicalPlanDescription()) for e in executions_after(spark, since)]
-    uncached = [plan for plan in plans
-                if re.search(r"Scan parquet \S*__dbt_mj_rewritten_now_", plan) and "Scan In-memory table" not in plan]
-    assert len(uncached) == models, "\n\n".join(uncached)
+    return [plan for plan in plans if re.search(scan, plan)]
 
 
 UNIT_TESTS = """version: 2

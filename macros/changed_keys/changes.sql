@@ -106,9 +106,10 @@
 {% macro _mj_cache_changes(plan, branches) -%}
   {#- Each input's changes (`branches`, by input index) read once into its cached view, in plan
       order. Returns {input index: view}. A view of its own per input: a later query finds cached
-      rows by their plan, and an Iceberg changelog's plan is never the same twice on Spark 4.1 (its
-      table is resolved anew on each reference), so its part is read from the changelog again by
-      each statement that reads the changes; in one cache over every input, every input was.
+      rows by their plan, and a plan that Spark makes anew for each query is never found (a scan of
+      an Iceberg changelog on Spark 4.1, of a Delta table with row tracking on Spark 3.5: those
+      sources read their input into scratch tables, sources.sql); in one cache over every input,
+      one such input had every input read again.
       A cache keeps the partitions of its query's last stage, and adaptive execution does not
       coalesce that stage: an input's changes whose last operator shuffles (the tie compare's
       aggregate, a change feed's window) would be cached in spark.sql.shuffle.partitions
@@ -252,11 +253,15 @@
     {%- set sizes = [] -%}
     {%- set fields = [] -%}
     {%- for index, view in views.items() -%}
-      {#- With the queries a source wrote scratch tables from for these changes (its
-          `sized_reads`), sized as planned again. -#}
+      {#- A source that wrote scratch tables for these changes read the input only through them:
+          the queries it wrote them from (its `sized_reads`), sized as planned again; else what
+          the cached changes' plan read. -#}
       {%- set source = plan['inputs'][index]['source'] -%}
-      {%- set parts = ['size_' ~ index ~ '_0'] -%}
-      {%- do sizes.append('multijoin_cached_scan_size(' ~ dbt_multijoin._mj_string_literal(view) ~ ') as size_' ~ index ~ '_0') -%}
+      {%- set parts = [] -%}
+      {%- if not source.get('sized_reads') -%}
+        {%- do parts.append('size_' ~ index ~ '_0') -%}
+        {%- do sizes.append('multijoin_cached_scan_size(' ~ dbt_multijoin._mj_string_literal(view) ~ ') as size_' ~ index ~ '_0') -%}
+      {%- endif -%}
       {%- for query in source.get('sized_reads', []) -%}
         {%- do sizes.append('multijoin_scan_size(' ~ dbt_multijoin._mj_string_literal(query) ~ ') as size_' ~ index ~ '_' ~ loop.index) -%}
         {%- do parts.append('size_' ~ index ~ '_' ~ loop.index) -%}

@@ -3,7 +3,10 @@
     (`changed_since='change_feed'` on an Iceberg table). The changelog is a temporary view made
     by Iceberg's create_changelog_view procedure when the run reads the changes (prepare), never
     while the model is rendered or compiled, and dropped when the run ends (cleanup). Rows that a
-    copy-on-write operation rewrote unchanged (carry-overs) are left out. -#}
+    copy-on-write operation rewrote unchanged (carry-overs) are left out. The run reads the
+    changelog once, into a scratch table, and everything else from that table: Spark 4.1 resolves
+    the changelog's table anew on each reference, so a cache whose query reads the changelog is
+    never found again, and each later statement of the run read the changelog again. -#}
 
 {% macro _mj_iceberg_changelog_source(input, properties) -%}
   {%- if input['changed_since'] != 'change_feed' or not (properties.get('format', '') | lower).startswith('iceberg') -%}
@@ -49,12 +52,28 @@
   {%- endif -%}
   {%- set view = dbt_multijoin._mj_temp_view('changes_' ~ source['input']['name']) -%}
   {%- do run_query("call spark_catalog.system.create_changelog_view(table => " ~ dbt_multijoin._mj_string_literal(relation) ~ ", options => map('start-snapshot-id', '" ~ mark ~ "', 'end-snapshot-id', '" ~ source['snapshot'] ~ "'), changelog_view => '" ~ view ~ "')") -%}
-  {%- do source.update({'view': view}) -%}
+  {%- set table = dbt_multijoin._mj_iceberg_changelog_table(source) -%}
+  {%- set rows = 'select ' ~ dbt_multijoin._mj_column_list(source['input']['columns']) ~ ', _change_type, _change_ordinal from ' ~ view -%}
+  {%- do dbt_multijoin._mj_write_scratch_table(table, rows, 'dbt_multijoin_changelog') -%}
+  {%- do source.update({'view': view, 'rows': table | string, 'sized_reads': [rows]}) -%}
+{%- endmacro %}
+
+
+{% macro _mj_iceberg_changelog_table(source) -%}
+  {#- The scratch table of the changelog's rows (prepare writes it). -#}
+  {%- set name = modules.re.sub('[^a-z0-9_]', '_', source['input']['name'] | lower) -%}
+  {{- return(dbt_multijoin._mj_sibling(this, '__dbt_mj_changelog_' ~ name)) -}}
+{%- endmacro %}
+
+
+{% macro _mj_iceberg_changelog_read(source) -%}
+  {#- What the run reads the changes from: the changelog's table, or the input itself. -#}
+  {{- return(source.get('rows') or source['view']) -}}
 {%- endmacro %}
 
 
 {% macro _mj_iceberg_changelog_changed_keys(source, recorded) -%}
-  {{- return('select ' ~ dbt_multijoin._mj_source_keys_as_model_keys(source) ~ ', null as dbt_multijoin_mark from ' ~ source['view'] ~ ' as changed') -}}
+  {{- return('select ' ~ dbt_multijoin._mj_source_keys_as_model_keys(source) ~ ', null as dbt_multijoin_mark from ' ~ dbt_multijoin._mj_iceberg_changelog_read(source) ~ ' as changed') -}}
 {%- endmacro %}
 
 
@@ -63,7 +82,7 @@
     {#- The last run saw the table without a snapshot: every row is new. -#}
     {{- return('select ' ~ dbt_multijoin._mj_column_list(columns) ~ ', true as dbt_multijoin_present, cast(null as string) as dbt_multijoin_mark from ' ~ source['view']) -}}
   {%- endif -%}
-  {{- return(dbt_multijoin._mj_last_change_per_key(source, source['view'], "_change_type in ('INSERT', 'UPDATE_AFTER')", '_change_ordinal')) -}}
+  {{- return(dbt_multijoin._mj_last_change_per_key(source, dbt_multijoin._mj_iceberg_changelog_read(source), "_change_type in ('INSERT', 'UPDATE_AFTER')", '_change_ordinal')) -}}
 {%- endmacro %}
 
 
@@ -83,7 +102,9 @@
 
 
 {% macro _mj_iceberg_changelog_cleanup(source) -%}
+  {#- Also the table an earlier run that failed left. -#}
   {%- if source['view'] is not none and source['view'] != (source['input']['relation'] | string) -%}
     {%- do dbt_multijoin._mj_exec('drop view if exists ' ~ source['view']) -%}
   {%- endif -%}
+  {%- do dbt_multijoin._mj_drop_own_table(dbt_multijoin._mj_iceberg_changelog_table(source), false) -%}
 {%- endmacro %}

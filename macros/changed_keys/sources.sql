@@ -17,9 +17,12 @@
       stored in the source; returns {unchanged: nothing to read, reads: the log's words};
     - whole_read_covers(source): whether reading the whole input shows all the source would (a
       column: yes; a change feed also shows the keys rows left: no);
-    - prepare(source, recorded): what must exist before the changes are read (a view), at run time;
-      the queries it writes scratch tables from are listed in the source's `sized_reads`, so that
-      the read log counts the files they read with the changes';
+    - prepare(source, recorded): what must exist before the changes are read (a view, scratch
+      tables), at run time. A source that writes scratch tables reads the input only through them
+      (a cache of the changes is then found by every later statement: Spark never finds one whose
+      query reads an Iceberg changelog on Spark 4.1, or a Delta table with row tracking on Spark
+      3.5), and lists the queries it writes them from in its `sized_reads`, whose files the read
+      log counts;
     - changed_keys(source, recorded): a query of the changed rows' keys, under the model's key
       names, and `dbt_multijoin_mark` (the row's changed_since value, or NULL) (key recompute);
     - net_rows(source, recorded, columns): a query of the changed keys' rows as they are now, one
