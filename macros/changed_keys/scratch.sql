@@ -6,8 +6,10 @@
     - the rows table `<model>__dbt_mj_changed_rows`: the MERGE's source;
     - the NULL-rows table `<model>__dbt_mj_null_rows` (partial update): the changed inputs'
       NULL-keyed rows as they are now;
-    - per input a Delta table with row tracking, `<model>__dbt_mj_rewritten_now_<input>` and
-      `..._then_<input>` (source_column.sql, which writes and drops them).
+    - a source's own tables of an input (_mj_input_scratch_table): per Delta input with row
+      tracking `<model>__dbt_mj_rewritten_now_<input>` and `..._then_<input>` (source_column.sql),
+      per Iceberg input read through its changelog `<model>__dbt_mj_changelog_<input>`
+      (source_iceberg_changelog.sql); the source writes and drops them.
     Tables, not views, where a later query must not see the changes' plan: a query that reads a
     Delta table's change feed (table_changes) and the same table itself resolves both to the
     feed's snapshot (Delta 3.3 and 4.x). A run drops what an earlier failed run of the model left
@@ -17,6 +19,12 @@
   {#- The name of a temporary view of this model's run: `<schema>__<model>__dbt_mj_<suffix>`, the
       schema in front so that models of one name in two schemas never share one. -#}
   {{- return(modules.re.sub('[^a-z0-9_]', '_', (this.schema ~ '__' ~ this.identifier ~ '__dbt_mj_' ~ suffix) | lower)) -}}
+{%- endmacro %}
+
+
+{% macro _mj_input_scratch_table(source, kind) -%}
+  {#- A change source's scratch table `<model>__dbt_mj_<kind>_<input name>`. -#}
+  {{- return(dbt_multijoin._mj_sibling(this, '__dbt_mj_' ~ kind ~ '_' ~ modules.re.sub('[^a-z0-9_]', '_', source['input']['name'] | lower))) -}}
 {%- endmacro %}
 
 

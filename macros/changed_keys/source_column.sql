@@ -281,8 +281,7 @@
 {% macro _mj_column_rewritten_tables(source) -%}
   {#- Row tracking's scratch tables of this input (prepare writes them): [the rows rewritten since
       the recorded version as they are now, the keys they had at the mark then]. -#}
-  {%- set name = modules.re.sub('[^a-z0-9_]', '_', source['input']['name'] | lower) -%}
-  {{- return([dbt_multijoin._mj_sibling(this, '__dbt_mj_rewritten_now_' ~ name), dbt_multijoin._mj_sibling(this, '__dbt_mj_rewritten_then_' ~ name)]) -}}
+  {{- return([dbt_multijoin._mj_input_scratch_table(source, 'rewritten_now'), dbt_multijoin._mj_input_scratch_table(source, 'rewritten_then')]) -}}
 {%- endmacro %}
 
 

@@ -52,17 +52,10 @@
   {%- endif -%}
   {%- set view = dbt_multijoin._mj_temp_view('changes_' ~ source['input']['name']) -%}
   {%- do run_query("call spark_catalog.system.create_changelog_view(table => " ~ dbt_multijoin._mj_string_literal(relation) ~ ", options => map('start-snapshot-id', '" ~ mark ~ "', 'end-snapshot-id', '" ~ source['snapshot'] ~ "'), changelog_view => '" ~ view ~ "')") -%}
-  {%- set table = dbt_multijoin._mj_iceberg_changelog_table(source) -%}
+  {%- set table = dbt_multijoin._mj_input_scratch_table(source, 'changelog') -%}
   {%- set rows = 'select ' ~ dbt_multijoin._mj_column_list(source['input']['columns']) ~ ', _change_type, _change_ordinal from ' ~ view -%}
   {%- do dbt_multijoin._mj_write_scratch_table(table, rows, 'dbt_multijoin_changelog') -%}
   {%- do source.update({'view': view, 'rows': table | string, 'sized_reads': [rows]}) -%}
-{%- endmacro %}
-
-
-{% macro _mj_iceberg_changelog_table(source) -%}
-  {#- The scratch table of the changelog's rows (prepare writes it). -#}
-  {%- set name = modules.re.sub('[^a-z0-9_]', '_', source['input']['name'] | lower) -%}
-  {{- return(dbt_multijoin._mj_sibling(this, '__dbt_mj_changelog_' ~ name)) -}}
 {%- endmacro %}
 
 
@@ -106,5 +99,5 @@
   {%- if source['view'] is not none and source['view'] != (source['input']['relation'] | string) -%}
     {%- do dbt_multijoin._mj_exec('drop view if exists ' ~ source['view']) -%}
   {%- endif -%}
-  {%- do dbt_multijoin._mj_drop_own_table(dbt_multijoin._mj_iceberg_changelog_table(source), false) -%}
+  {%- do dbt_multijoin._mj_drop_own_table(dbt_multijoin._mj_input_scratch_table(source, 'changelog'), false) -%}
 {%- endmacro %}
