@@ -42,16 +42,30 @@ PIPELINE_EXAMPLES=1
 # Tests whose work is the same whichever line runs them (pytest paths or node ids): the wheel
 # test builds the jars of every minor and installs the wheel without pyspark; the jar tests
 # compile a changed copy of the sources (buildtools/jar_build.py's rebuild logic). They run on the
-# second line only.
+# second line only. And the integration project (integration_tests/, tests/test_dbt_integration.py)
+# is built through one connection method per whole-suite line: over a Thrift Server on the second
+# (the build, its --empty build, the confs restored, the bad configs, `dbt show`, a build again),
+# in a session on the first (the build with its unit tests, which only the session method runs,
+# its --empty build at threads 4, the confs restored; the lint of its compiled SQL reads that
+# build). Each build costs about two minutes of a run; what the split gives up: docs/development.md,
+# "What CI runs".
+THRIFT_BUILD_TESTS=(tests/test_dbt_integration.py::test_build_thrift
+  tests/test_dbt_integration.py::test_confs_restored_after_failures_thrift
+  tests/test_dbt_integration.py::test_bad_config_fails_before_any_ddl
+  tests/test_dbt_integration.py::test_show_thrift
+  tests/test_dbt_integration.py::test_build_thrift_again_on_the_same_server
+  tests/test_dbt_integration.py::test_build_empty_thrift)
 ONCE_ONLY=(tests/test_dist.py
   tests/test_cli.py::test_jar_is_rebuilt_only_when_a_source_changes
-  tests/test_cli.py::test_jar_compile_error_exits_non_zero_with_the_compiler_message)
-# Tests whose subject is the same on either whole-suite line, run on the first only: dbt's --empty
-# builds and the missing-extension checks (what the macros do with dbt's flags and with a session
-# that has no extension; the session and Thrift builds beside them run on both lines), the
-# benchmarks' harness and the lint of the rendered SQL.
-FIRST_WHOLE_LINE_ONLY=(tests/test_dbt_integration.py::test_build_empty_session
-  tests/test_dbt_integration.py::test_build_empty_thrift
+  tests/test_cli.py::test_jar_compile_error_exits_non_zero_with_the_compiler_message
+  "${THRIFT_BUILD_TESTS[@]}")
+# Tests whose subject is the same on either whole-suite line, run on the first only: the session
+# build of the integration project (above) and dbt's --empty builds over it, the missing-extension
+# checks (what the macros do with a session or server that has no extension), the benchmarks'
+# harness and the lint of the rendered SQL.
+FIRST_WHOLE_LINE_ONLY=(tests/test_dbt_integration.py::test_build_session
+  tests/test_dbt_integration.py::test_confs_restored_after_failures_session
+  tests/test_dbt_integration.py::test_build_empty_session
   tests/test_dbt_integration.py::test_missing_extension_session
   tests/test_dbt_integration.py::test_missing_extension_thrift
   tests/test_benchmarks.py tests/test_sqlfluff.py)
