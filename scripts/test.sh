@@ -11,8 +11,9 @@
 # Two workers run the runs side by side, each taking the next from one queue when its run ends:
 # a run alone leaves a core idle much of the time (JVM start-ups, dbt parsing its project,
 # thousands of small Spark jobs whose tasks wait on the driver). Each worker has its own Ivy
-# cache (spark.jars.ivy), so two workers never resolve Delta or Iceberg into one directory at
-# once, and its own pytest temporary directory. Each run's output goes to
+# cache, so two workers never resolve Delta or Iceberg into one directory at once, and its own
+# pytest temporary directory; the JVMs of a whole-suite version share a class-data-sharing
+# archive (use_spark_environment). Each run's output goes to
 # build/test-results/<run>.log and is printed at the end; JUnit XML beside it. The last
 # lines: each run's result and duration, then the total over every run.
 set -uo pipefail
@@ -164,28 +165,61 @@ run_jvm_tests() {
   [ "$status" -eq 0 ]
 }
 
-# write_spark_defaults <worker>: the spark-defaults.conf of every JVM the worker's runs start
-# (sessions, dbt's sessions, Thrift and Connect servers, local-cluster executors), in
-# $work_tmp/<worker>/conf, which the runs name as SPARK_CONF_DIR. Its own Ivy cache. And only the
-# JIT's first tier: a test JVM lives for minutes and runs thousands of small queries over
-# different code, so C2's compiles cost more CPU than they give back. And the serial collector:
-# a test JVM's heap is small and the two workers keep both cores busy, where G1's concurrent
-# threads only add CPU. And that tier compiles a method only after ten times the calls and loop
-# iterations it waits for by default: most of a test JVM's code runs a few hundred times (each
-# query's analysis, planning and generated classes), and compiling it cost more than
-# interpreting it. And a larger cache of the classes Spark generates and compiles for its queries:
-# a test JVM plans thousands of different small queries, and the default cache (100 classes)
-# evicts code that the next statement of the same kind generates again. The measurements:
-# docs/development.md, "What CI runs".
-JIT_OPTIONS="-XX:TieredStopAtLevel=1 -XX:Tier3InvocationThreshold=2000 -XX:Tier3MinInvocationThreshold=1000 -XX:Tier3CompileThreshold=20000 -XX:Tier3BackEdgeThreshold=600000"
-write_spark_defaults() {
-  mkdir -p "$work_tmp/$1/conf"
-  cat >"$work_tmp/$1/conf/spark-defaults.conf" <<EOF
-spark.jars.ivy $HOME/.ivy2-dbt-multijoin-worker-$1
-spark.driver.defaultJavaOptions $JIT_OPTIONS -XX:+UseSerialGC
-spark.executor.defaultJavaOptions $JIT_OPTIONS -XX:+UseSerialGC
-spark.sql.codegen.cache.maxEntries 2000
-EOF
+# The JVM options of every JVM the runs start (sessions, dbt's sessions, Thrift and Connect
+# servers, local-cluster executors). Only the JIT's first tier: a test JVM lives for minutes and
+# runs thousands of small queries over different code, so C2's compiles cost more CPU than they
+# give back. And the serial collector: a test JVM's heap is small and the two workers keep both
+# cores busy, where G1's concurrent threads only add CPU. And that tier compiles a method only
+# after ten times the calls and loop iterations it waits for by default: most of a test JVM's code
+# runs a few hundred times (each query's analysis, planning and generated classes), and compiling
+# it cost more than interpreting it. The measurements: docs/development.md, "What CI runs".
+JVM_OPTIONS="-XX:TieredStopAtLevel=1 -XX:Tier3InvocationThreshold=2000 -XX:Tier3MinInvocationThreshold=1000 -XX:Tier3CompileThreshold=20000 -XX:Tier3BackEdgeThreshold=600000 -XX:+UseSerialGC"
+# No log of class-data sharing: a JVM whose class path an archive does not match (a server with
+# jars before Spark's, the other line's JVM) starts without it, and says nothing.
+CDS_QUIET="-Xlog:cds=off -Xlog:cds+dynamic=off"
+
+# use_spark_environment <worker> <version>: exports the environment of a run's JVMs. The options
+# reach every driver through spark-submit's SPARK_SUBMIT_OPTS, and the executors through
+# spark.executor.defaultJavaOptions, a system property there; not through a spark-defaults.conf:
+# Spark puts SPARK_CONF_DIR first on the class path, and the JVM refuses a class-data-sharing
+# archive when a directory on its class path holds a file. So SPARK_CONF_DIR is an empty
+# directory, the same for both workers (an archive records the class path it was written with).
+# Besides the JVM options: a larger cache of the classes Spark generates for its queries (a test
+# JVM plans thousands of different small queries, and the default cache of 100 evicts code that
+# the next statement of the same kind generates again); the version's class-data-sharing archive,
+# once written (write_class_archive): each JVM then maps Spark's classes, already parsed and
+# verified, instead of loading them from the jars. And the worker's own Ivy cache for the sessions
+# that resolve Delta and Iceberg (testkit/formats.py), so two workers never resolve into one
+# directory at once.
+use_spark_environment() {
+  local archive
+  archive=$(class_archive "$2")
+  export SPARK_CONF_DIR="$work_tmp/spark-conf" MULTIJOIN_TEST_IVY="$HOME/.ivy2-dbt-multijoin-worker-$1"
+  mkdir -p "$SPARK_CONF_DIR"
+  SPARK_SUBMIT_OPTS="$JVM_OPTIONS -Dspark.sql.codegen.cache.maxEntries=2000 -Dspark.executor.defaultJavaOptions='$JVM_OPTIONS'"
+  [ -f "$archive" ] && SPARK_SUBMIT_OPTS+=" -XX:SharedArchiveFile=$archive $CDS_QUIET"
+  export SPARK_SUBMIT_OPTS
+}
+
+# class_archive <version>: where the version's class-data-sharing archive is written.
+class_archive() {
+  echo "$work_tmp/class-archives/spark-$1.jsa"
+}
+
+# write_class_archive <version>: a JVM of the version runs a session with Hive support through
+# the statements the tests' sessions send first (a join, an aggregate, a table written and read,
+# an EXPLAIN, a DESCRIBE) and, as it exits, writes the classes it loaded into the version's
+# archive (JDK 17's dynamic archive). For the versions of the whole suites, whose runs start a
+# JVM per dbt session and Thrift server. Renamed into place once whole: a run that starts before
+# runs without it.
+write_class_archive() {
+  local archive state
+  archive=$(class_archive "$1")
+  state=$work_tmp/class-archives/state-$1
+  mkdir -p "$state" "$work_tmp/spark-conf"
+  SPARK_CONF_DIR="$work_tmp/spark-conf" SPARK_SUBMIT_OPTS="$JVM_OPTIONS -XX:ArchiveClassesAtExit=$archive.partial $CDS_QUIET" \
+    with_spark "$1" python scripts/class_archive_session.py "$state" || return 1
+  [ -s "$archive.partial" ] && mv "$archive.partial" "$archive"
 }
 
 # worker <n>: takes the next run from the queue ($runs, in order) until none is left, with its
@@ -193,7 +227,6 @@ EOF
 # "jvm|versions" for the JVM unit tests).
 worker() {
   local n=$1 index version label args examples failed=0
-  write_spark_defaults "$n"
   while true; do
     index=$(next_run) || break
     IFS='|' read -r version label args <<<"${runs[$index]}"
@@ -213,8 +246,9 @@ worker() {
     fi
     examples=${MULTIJOIN_DIFFERENTIAL_EXAMPLES:-$WHOLE_SUITE_EXAMPLES}
     [ "$label" = "smoke subset" ] && examples=$SMOKE_EXAMPLES
+    use_spark_environment "$n" "$version"
     # shellcheck disable=SC2086  # the arguments are words
-    MULTIJOIN_DIFFERENTIAL_EXAMPLES=$examples MULTIJOIN_PIPELINE_EXAMPLES=${MULTIJOIN_PIPELINE_EXAMPLES:-$PIPELINE_EXAMPLES} SPARK_CONF_DIR="$work_tmp/$n/conf" \
+    MULTIJOIN_DIFFERENTIAL_EXAMPLES=$examples MULTIJOIN_PIPELINE_EXAMPLES=${MULTIJOIN_PIPELINE_EXAMPLES:-$PIPELINE_EXAMPLES} \
       run_suite "$n" "$version" "$label" $args "${extra[@]}" || failed=1
   done
   return $failed
@@ -259,8 +293,8 @@ setup_pid=
 trap '[ -z "$setup_pid" ] || wait "$setup_pid"; rm -rf "$work_tmp"' EXIT
 
 if $quick; then
-  write_spark_defaults 1
-  SPARK_CONF_DIR="$work_tmp/1/conf" MULTIJOIN_DIFFERENTIAL_EXAMPLES=$SMOKE_EXAMPLES run_suite 1 "${SPARK_SUITE_QUICK[0]}" "quick suite" tests -m "not slow" \
+  use_spark_environment 1 "${SPARK_SUITE_QUICK[0]}"
+  MULTIJOIN_DIFFERENTIAL_EXAMPLES=$SMOKE_EXAMPLES run_suite 1 "${SPARK_SUITE_QUICK[0]}" "quick suite" tests -m "not slow" \
     "--ignore=${OWN_JVM[@]}" "${extra[@]}"
   status=$?
   cat "$results"/*.log
@@ -299,9 +333,17 @@ for version in "${SPARK_SUITE_OWN_JVM[@]}"; do
 done
 runs+=("jvm|${SPARK_SUITE_JVM_UNIT[*]}")
 echo 0 >"$work_tmp/next"
+# The rest of the set-up, then the class-data-sharing archives of the whole suites' versions
+# (write_class_archive; a run without one is only slower).
 (
   bash scripts/setup.sh >"$results/setup.log" 2>&1
-  echo $? >"$work_tmp/setup.status"
+  status=$?
+  if [ "$status" -eq 0 ]; then
+    for version in "${whole[@]}"; do
+      write_class_archive "$version" >>"$results/setup.log" 2>&1 || echo "no class-data-sharing archive for Spark $version" >>"$results/setup.log"
+    done
+  fi
+  echo $status >"$work_tmp/setup.status"
 ) &
 setup_pid=$!
 

@@ -8,6 +8,7 @@ dbt-spark's `file_format: iceberg` tables live in it)."""
 
 from __future__ import annotations
 
+import os
 import urllib.request
 from pathlib import Path
 
@@ -124,6 +125,10 @@ def build_format_session(table_format: str, state_dir: Path, app_name: str, conf
         "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={state_dir}/metastore_db;create=true",
         **(confs or {}),
     })
+    # scripts/test.sh gives each of its workers an Ivy cache of its own: two sessions resolving
+    # the runtimes into one directory at once can read each other's half-written files.
+    if os.environ.get("MULTIJOIN_TEST_IVY"):
+        settings.setdefault("spark.jars.ivy", os.environ["MULTIJOIN_TEST_IVY"])
     builder = SparkSession.builder.master("local[2]").appName(app_name).enableHiveSupport()
     for key, value in settings.items():
         builder = builder.config(key, value)
