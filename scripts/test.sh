@@ -143,6 +143,7 @@ run_suite() {
   local worker=$1 version=$2 label=$3 start=$SECONDS status result name
   shift 3
   name=$(run_name "$version" "$label")
+  mkdir -p "$work_tmp/$worker"  # the parent of the run's pytest temporary directory
   with_spark "$version" python -m pytest "$@" --durations=25 --junitxml="$results/$name.xml" \
     --basetemp="$work_tmp/$worker/$name" >"$results/$name.log" 2>&1
   status=$?
