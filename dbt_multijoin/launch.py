@@ -11,6 +11,11 @@ CLI help shows them (docs/architecture.md: the path of a query).
 from __future__ import annotations
 
 import importlib.util
+import os
+import re
+import sys
+import tempfile
+import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -19,6 +24,12 @@ from dbt_multijoin.errors import PysparkNotInstalledError
 
 SERVER_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
 HOST = "127.0.0.1"  # a local server listens on the loopback interface only
+MAVEN_CENTRAL = "https://repo1.maven.org/maven2"
+
+
+def user_cache_dir() -> Path:
+    """The package's directory in the user cache: servers' state, fetched jars."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dbt-multijoin"
 
 
 def session_confs(jar: Path | str) -> dict[str, str]:
@@ -81,3 +92,43 @@ def spark_submit() -> Path:
     if not script.exists():
         raise PysparkNotInstalledError(f"{script} not found: is pyspark installed completely?")
     return script
+
+
+def thrift_server_class_path() -> list[Path]:
+    """Jars a Thrift server of the installed pyspark needs on its class path beside Spark's own.
+
+    Spark 4 no longer ships Hive's hive-llap-common (SPARK-51029), yet the server ends each client
+    session through Hive's SessionState.close, which can initialise Hive's FunctionRegistry, and
+    its static initialiser needs a class of that jar. Without it that close fails with
+    NoClassDefFoundError (dbt reports it as the model's error), and Hive never marks its functions
+    registered, so every later close that gets there waits forever. So on a pyspark without it:
+    hive-llap-common at the version of the bundled hive-exec, fetched once from Maven Central into
+    the user cache. Where it cannot be fetched the server starts without it, and this says so.
+    """
+    jars = spark_submit().parent.parent / "jars"
+    if any(jars.glob("hive-llap-common-*.jar")):
+        return []
+    hive = next((m.group(1) for m in map(re.compile(r"hive-exec-(.+?)(?:-core)?\.jar").fullmatch, os.listdir(jars)) if m), None)
+    if hive is None:
+        return []
+    cache = user_cache_dir() / "jars"
+    jar = cache / f"hive-llap-common-{hive}.jar"
+    if not jar.exists():
+        url = f"{MAVEN_CENTRAL}/org/apache/hive/hive-llap-common/{hive}/{jar.name}"
+        cache.mkdir(parents=True, exist_ok=True)
+        handle, partial = tempfile.mkstemp(dir=cache, suffix=".partial")  # two starts never share one
+        os.close(handle)
+        try:
+            urllib.request.urlretrieve(url, partial)
+            os.chmod(partial, 0o644)  # mkstemp's file is its owner's only
+            os.replace(partial, jar)
+        except OSError as error:
+            Path(partial).unlink(missing_ok=True)
+            print(
+                f"dbt-multijoin: could not fetch {url} ({error}): the Thrift server starts without Hive's "
+                "hive-llap-common, and a client session's end may fail with NoClassDefFoundError "
+                "(org/apache/hadoop/hive/llap/security/LlapSigner$Signable) and later ones hang",
+                file=sys.stderr,
+            )
+            return []
+    return [jar]

@@ -15,12 +15,13 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
 from dbt_multijoin.errors import DbtMultijoinError
-from dbt_multijoin.launch import HOST
+from dbt_multijoin.launch import HOST, user_cache_dir
 
 STOP_TIMEOUT = 60.0
 
@@ -29,8 +30,7 @@ _CHILDREN: dict[int, subprocess.Popen] = {}
 
 
 def default_state_dir(kind: str, port: int) -> Path:
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "dbt-multijoin" / f"{kind}-{port}"
+    return user_cache_dir() / f"{kind}-{port}"
 
 
 @dataclass
@@ -114,10 +114,11 @@ class LocalServer:
             return "(no log)"
 
 
-def launch(server: LocalServer, command: list[str], timeout: float) -> None:
-    """Run `command` in the background for `server` (log and pid file in its state directory)
-    and wait until its port accepts connections. On a timeout, an early exit or an interrupt the
-    process is stopped and server.ERROR carries the end of its log."""
+def launch(server: LocalServer, command: list[str], timeout: float, env: Mapping[str, str] | None = None) -> None:
+    """Run `command` in the background for `server` (log and pid file in its state directory),
+    with `env` added to this process's environment, and wait until its port accepts connections.
+    On a timeout, an early exit or an interrupt the process is stopped and server.ERROR carries
+    the end of its log."""
     if server.pid() is not None:
         raise server.ERROR(
             f"a {server.TITLE} is already running on port {server.port} (pid {server.pid()}, {server.state_dir})"
@@ -125,7 +126,7 @@ def launch(server: LocalServer, command: list[str], timeout: float) -> None:
     if server.accepts_connections():
         raise server.ERROR(f"port {server.port} on {HOST} is already in use by another process")
     server.state_dir.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, SPARK_LOCAL_IP=HOST)
+    env = {**os.environ, **(env or {}), "SPARK_LOCAL_IP": HOST}
     with open(server.log_file, "ab") as log:
         log.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} {shlex.join(command)}\n".encode())
         log.flush()

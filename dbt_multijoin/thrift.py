@@ -12,13 +12,14 @@ Spark Connect server (`connect.py`) lives in `server.py`.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
 from dbt_multijoin import server as _server
 from dbt_multijoin.errors import ThriftServerError
-from dbt_multijoin.launch import HOST, SERVER_CLASS, spark_submit, thrift_server_arguments
+from dbt_multijoin.launch import HOST, SERVER_CLASS, spark_submit, thrift_server_arguments, thrift_server_class_path
 
 __all__ = [
     "DEFAULT_MASTER", "DEFAULT_PORT", "HOST", "SERVER_CLASS", "START_TIMEOUT", "STOP_TIMEOUT",
@@ -82,8 +83,19 @@ def start(
         from dbt_multijoin.jar import extension_jar
 
         jar = extension_jar()
-    _server.launch(server, build_command(server, jar or None, master, confs), timeout)
+    _server.launch(server, build_command(server, jar or None, master, confs), timeout, class_path_environment())
     return server
+
+
+def class_path_environment() -> dict[str, str]:
+    """The jars of `thrift_server_class_path()`, appended to the server's class path by Spark's
+    launcher (SPARK_DIST_CLASSPATH): after Spark's own jars, on the driver's system class loader,
+    where Hive's classes look for them."""
+    jars = [str(jar) for jar in thrift_server_class_path()]
+    if not jars:
+        return {}
+    given = os.environ.get("SPARK_DIST_CLASSPATH")
+    return {"SPARK_DIST_CLASSPATH": ":".join([given, *jars] if given else jars)}
 
 
 def stop(port: int = DEFAULT_PORT, state_dir: Path | str | None = None, timeout: float = STOP_TIMEOUT) -> bool:

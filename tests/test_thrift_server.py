@@ -62,6 +62,7 @@ def test_start_status_profile_stop(tmp_path):
         again = cli("thrift", "start", *common, "--jar", str(jar))
         assert again.returncode == 1 and "already running" in again.stderr
         assert hive_query(port, "select multijoin_version()")[0][0]
+        assert_hives_function_registry_initialises(port)
 
         # The thrift snippet, as printed, runs a multiway model on this server.
         snippet = cli("profile", "--method", "thrift", "--port", str(port), "--profile", "multijoin", "--schema", "tiny")
@@ -80,3 +81,14 @@ def test_start_status_profile_stop(tmp_path):
         assert cli("thrift", "stop", *common).stdout.startswith("not running")
     finally:
         thrift.stop(port, state)  # by pid, whatever failed above
+
+
+def assert_hives_function_registry_initialises(port):
+    """Hive ends a client session through SessionState.close, which can build a metastore client
+    and so initialise Hive's FunctionRegistry (seen on Spark 4.3 as a model's error: dbt's close of
+    its session failed). Its static initialiser needs hive-llap-common, which Spark 4 no longer
+    ships: the server has it (launch.thrift_server_class_path), so the class initialises here,
+    in a task of the server's JVM, as it would at a close. Without the jar this query fails with
+    NoClassDefFoundError."""
+    registry = "org.apache.hadoop.hive.ql.exec.FunctionRegistry"
+    assert hive_query(port, f"select reflect('java.lang.Class', 'forName', '{registry}')") == [(f"class {registry}",)]
