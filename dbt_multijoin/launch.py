@@ -111,24 +111,35 @@ def thrift_server_class_path() -> list[Path]:
     hive = next((m.group(1) for m in map(re.compile(r"hive-exec-(.+?)(?:-core)?\.jar").fullmatch, os.listdir(jars)) if m), None)
     if hive is None:
         return []
-    cache = user_cache_dir() / "jars"
-    jar = cache / f"hive-llap-common-{hive}.jar"
-    if not jar.exists():
-        url = f"{MAVEN_CENTRAL}/org/apache/hive/hive-llap-common/{hive}/{jar.name}"
-        cache.mkdir(parents=True, exist_ok=True)
-        handle, partial = tempfile.mkstemp(dir=cache, suffix=".partial")  # two starts never share one
-        os.close(handle)
-        try:
-            urllib.request.urlretrieve(url, partial)
-            os.chmod(partial, 0o644)  # mkstemp's file is its owner's only
-            os.replace(partial, jar)
-        except OSError as error:
-            Path(partial).unlink(missing_ok=True)
-            print(
-                f"dbt-multijoin: could not fetch {url} ({error}): the Thrift server starts without Hive's "
-                "hive-llap-common, and a client session's end may fail with NoClassDefFoundError "
-                "(org/apache/hadoop/hive/llap/security/LlapSigner$Signable) and later ones hang",
-                file=sys.stderr,
-            )
-            return []
-    return [jar]
+    coordinate = f"org.apache.hive:hive-llap-common:{hive}"
+    try:
+        return [maven_jar(coordinate, user_cache_dir() / "jars")]
+    except OSError as error:
+        print(
+            f"dbt-multijoin: could not fetch {coordinate} from {MAVEN_CENTRAL} ({error}): the Thrift server "
+            "starts without it, and a client session's end may fail with NoClassDefFoundError "
+            "(org/apache/hadoop/hive/llap/security/LlapSigner$Signable) and later ones hang",
+            file=sys.stderr,
+        )
+        return []
+
+
+def maven_jar(coordinate: str, directory: Path) -> Path:
+    """The jar of `coordinate` (group:artifact:version) in `directory`, fetched from Maven Central
+    if it is not there yet. It downloads into a file of its own and is renamed into place, so two
+    processes fetching it at once never read or write a half-written jar. OSError if it cannot be
+    fetched."""
+    group, artifact, version = coordinate.split(":")
+    jar = directory / f"{artifact}-{version}.jar"
+    if jar.exists():
+        return jar
+    directory.mkdir(parents=True, exist_ok=True)
+    handle, partial = tempfile.mkstemp(dir=directory, suffix=".partial")
+    os.close(handle)
+    try:
+        urllib.request.urlretrieve(f"{MAVEN_CENTRAL}/{group.replace('.', '/')}/{artifact}/{version}/{jar.name}", partial)
+        os.chmod(partial, 0o644)  # mkstemp's file is its owner's only
+        os.replace(partial, jar)
+    finally:
+        Path(partial).unlink(missing_ok=True)
+    return jar

@@ -195,8 +195,7 @@ CDS_QUIET="-Xlog:cds=off -Xlog:cds+dynamic=off"
 use_spark_environment() {
   local archive
   archive=$(class_archive "$2")
-  export SPARK_CONF_DIR="$work_tmp/spark-conf" MULTIJOIN_TEST_IVY="$HOME/.ivy2-dbt-multijoin-worker-$1"
-  mkdir -p "$SPARK_CONF_DIR"
+  export SPARK_CONF_DIR="$empty_spark_conf" MULTIJOIN_TEST_IVY="$HOME/.ivy2-dbt-multijoin-worker-$1"
   SPARK_SUBMIT_OPTS="$JVM_OPTIONS -Dspark.sql.codegen.cache.maxEntries=2000 -Dspark.executor.defaultJavaOptions='$JVM_OPTIONS'"
   [ -f "$archive" ] && SPARK_SUBMIT_OPTS+=" -XX:SharedArchiveFile=$archive $CDS_QUIET"
   export SPARK_SUBMIT_OPTS
@@ -217,8 +216,8 @@ write_class_archive() {
   local archive state
   archive=$(class_archive "$1")
   state=$work_tmp/class-archives/state-$1
-  mkdir -p "$state" "$work_tmp/spark-conf"
-  SPARK_CONF_DIR="$work_tmp/spark-conf" SPARK_SUBMIT_OPTS="$JVM_OPTIONS -XX:ArchiveClassesAtExit=$archive.partial $CDS_QUIET" \
+  mkdir -p "$state"
+  SPARK_CONF_DIR="$empty_spark_conf" SPARK_SUBMIT_OPTS="$JVM_OPTIONS -XX:ArchiveClassesAtExit=$archive.partial $CDS_QUIET" \
     with_spark "$1" python scripts/class_archive_session.py "$state" || return 1
   [ -s "$archive.partial" ] && mv "$archive.partial" "$archive"
 }
@@ -289,6 +288,9 @@ next_run() {
 
 extra=("$@")
 work_tmp=$(mktemp -d "${TMPDIR:-/tmp}/dbt-multijoin-tests.XXXXXX")
+# The SPARK_CONF_DIR of every run (use_spark_environment): empty.
+empty_spark_conf=$work_tmp/spark-conf
+mkdir -p "$empty_spark_conf"
 setup_pid=
 # However the script ends, the background set-up has ended before its directory goes.
 trap '[ -z "$setup_pid" ] || wait "$setup_pid"; rm -rf "$work_tmp"' EXIT

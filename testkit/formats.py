@@ -9,11 +9,11 @@ dbt-spark's `file_format: iceberg` tables live in it)."""
 from __future__ import annotations
 
 import os
-import urllib.request
 from pathlib import Path
 
 from buildtools import versions
 from dbt_multijoin import EXTENSION_CLASS
+from dbt_multijoin.launch import maven_jar
 from dbt_multijoin.jar import spark_minor  # noqa: F401  (the tests read it from here too)
 
 _MINORS = versions.load()
@@ -22,7 +22,6 @@ _MINORS = versions.load()
 RUNTIMES = {minor.minor: minor.runtimes for minor in _MINORS if minor.runtimes}
 # What the runtimes bring besides themselves that Spark does not ship (Delta's storage layer).
 DEPENDENCIES = {minor.delta: [minor.delta_storage] for minor in _MINORS if minor.delta}
-MAVEN_CENTRAL = "https://repo1.maven.org/maven2"
 ICEBERG_EXTENSION = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 # Per table format of spark_catalog: the order of the three extensions (ours first for Delta,
@@ -95,18 +94,7 @@ def runtime_jars(spark_version: str, directory: Path) -> list[Path]:
     (see docs/table_formats.md)."""
     runtimes = _runtimes(spark_version)
     coordinates = [c for runtime in runtimes.values() for c in [runtime, *DEPENDENCIES.get(runtime, [])]]
-    directory.mkdir(parents=True, exist_ok=True)
-    jars = []
-    for coordinate in coordinates:
-        group, artifact, version = coordinate.split(":")
-        jar = directory / f"{artifact}-{version}.jar"
-        if not jar.exists():
-            url = f"{MAVEN_CENTRAL}/{group.replace('.', '/')}/{artifact}/{version}/{artifact}-{version}.jar"
-            partial = jar.with_suffix(".partial")
-            urllib.request.urlretrieve(url, partial)
-            partial.replace(jar)
-        jars.append(jar)
-    return jars
+    return [maven_jar(coordinate, directory) for coordinate in coordinates]
 
 
 def build_format_session(table_format: str, state_dir: Path, app_name: str, confs: dict[str, str] | None = None):
