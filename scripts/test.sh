@@ -48,8 +48,7 @@ PIPELINE_EXAMPLES=1
 # (the build, its --empty build, the confs restored, the bad configs, `dbt show`, a build again),
 # in a session on the first (the build with its unit tests, which only the session method runs,
 # its --empty build at threads 4, the confs restored; the lint of its compiled SQL reads that
-# build). Each build costs about two minutes of a run; what the split gives up: docs/development.md,
-# "What CI runs".
+# build). What each build costs and what the split gives up: docs/development.md, "What CI runs".
 THRIFT_BUILD_TESTS=(tests/test_dbt_integration.py::test_build_thrift
   tests/test_dbt_integration.py::test_confs_restored_after_failures_thrift
   tests/test_dbt_integration.py::test_bad_config_fails_before_any_ddl

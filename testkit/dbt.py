@@ -117,8 +117,8 @@ def dbt_in_this_process(root: Path, args: tuple[str, ...], *flags: str) -> DbtRu
 
     # dbt's own functional-test fixtures turn these caches on: Jinja's parse of each macro's source,
     # kept for the process. A new project, or a run with other --vars, parses every macro of dbt,
-    # dbt-spark and this package again (about a CPU-second each time), and a pipeline run starts
-    # hundreds of such runs; the SQL each run renders is the same.
+    # dbt-spark and this package again, and a pipeline run starts hundreds of such runs
+    # (docs/development.md, "What CI runs"); the SQL each run renders is the same.
     enable_test_caching()
     printed: list[str] = []
 
