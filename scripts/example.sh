@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up what the example runs on, .venv and its jar (scripts/setup.sh --example: a line per step,
-# the details in build/setup.log; not the other Sparks the tests use), then builds the example dbt
+# the details in build/setup-main.log; not the other Sparks the tests use), then builds the example dbt
 # project (example/) on the embedded `session` target with the extension loaded:
 # eight generated inputs of 1,000,000 keys each, and one wide table over them built twice,
 # strategy multiway (the MultiJoin operator) and strategy chain (Spark's binary joins). Ends with

@@ -3,27 +3,41 @@
 # of spark-versions.toml (read through scripts/spark-versions.sh): a virtualenv per minor that has
 # one (.venv, .venv-spark4), with the package and all its extras at the versions of its
 # constraints file and that minor's pyspark; a pyspark-only Spark home .spark/<version> for each
-# other minor; then the extension jar for .venv. Safe to run again: it only does what is missing
-# or what a changed pyproject.toml, constraints file or tested version needs. It prints one line
-# per step; pip's and the build backend's output goes to build/setup.log (build/setup-<name>.log
-# for the steps after .venv, which run side by side), whose end is printed when a step fails.
+# other minor; the extension jar for .venv. Safe to run again: it only does what is missing or
+# what a changed pyproject.toml, constraints file or tested version needs. It prints one line per
+# step; pip's and the build backend's output goes to build/setup-<part>.log, whose end is printed
+# when a step fails.
 #
 #   bash scripts/setup.sh             # everything the tests and scripts/dist.sh use
 #   bash scripts/setup.sh --example   # .venv and its jar only: what scripts/example.sh runs
+#   bash scripts/setup.sh --others    # everything but .venv and its jar (scripts/test.sh runs it
+#                                     # beside --example)
+#
+# The parts depend on nothing but the system's Python (the pyspark-only homes are installed with
+# its pip, not .venv's), so they run side by side: each is mostly one pip process on one core,
+# waiting on the network and the disk as much.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/spark-versions.sh
 python=${PYTHON:-python3}
-example=false
-if [ "${1:-}" = "--example" ]; then
-  example=true
-elif [ $# -gt 0 ]; then
-  echo "usage: bash scripts/setup.sh [--example]" >&2
-  exit 2
-fi
+part=all
+case "${1:-}" in
+  "") ;;
+  --example) part=main ;;
+  --others) part=others ;;
+  *)
+    echo "usage: bash scripts/setup.sh [--example | --others]" >&2
+    exit 2
+    ;;
+esac
 pip=(--quiet --disable-pip-version-check)
+# pyspark is published as a source distribution only, so pip builds a wheel of it (its 300-450 MB of
+# Spark's jars) before installing it. The jars are zip files already: storing them in the wheel
+# rather than deflating them again halves the build's CPU time and speeds up the unpacking, and a
+# fresh machine (CI's) builds one per Spark version.
+pyspark_wheel_stored=(--config-settings=--build-option=--compression=stored)
 mkdir -p build
-log=build/setup.log
+log=build/setup-$part.log
 : >"$log"
 
 # step <description> <command...>: runs the command with its output in $log, one line here.
@@ -41,8 +55,7 @@ step() {
 
 # in_parallel <name> <command...>: runs the command (a function of this script) in the
 # background, its steps logged to build/setup-<name>.log; wait_parallel waits for every one and
-# fails if one did. After .venv, the steps depend on it alone, not on each other, and they wait on
-# the network and the disk as much as on a core: side by side they take the longest one's time.
+# fails if one did.
 parallel=()
 in_parallel() {
   local name=$1
@@ -68,38 +81,55 @@ setup_venv() {
   fi
   [ -x "$venv/bin/python" ] || step "create $venv" "$python" -m venv "$venv"
   step "upgrade pip in $venv" "$venv/bin/python" -m pip install "${pip[@]}" --upgrade pip
+  # pyspark first, alone: the build option is meant for its wheel, not for this package's
+  # editable install.
+  step "install $pyspark into $venv" \
+    "$venv/bin/python" -m pip install "${pip[@]}" "${pyspark_wheel_stored[@]}" -c "$constraints" "$pyspark"
   step "install the package and its extras into $venv ($constraints, $pyspark)" \
     "$venv/bin/python" -m pip install "${pip[@]}" -c "$constraints" -e ".[dev]" "$pyspark"
   echo "$wanted" >"$stamp"
 }
 
-# skipped <version>: with --example, every Spark but .venv's (the example runs on .venv alone).
-skipped() {
-  $example && [ "$1" != "$SPARK_MAIN" ]
+# The main part: .venv and the extension jar for its Spark.
+setup_main() {
+  setup_venv .venv "${SPARK_CONSTRAINTS[$SPARK_MAIN]}" "$SPARK_MAIN"
+  step "build the extension jar for Spark $SPARK_MAIN" .venv/bin/dbt-multijoin jar
 }
 
-# .venv first: the pyspark-only homes are installed with its pip, and it builds the jar.
-setup_venv .venv "${SPARK_CONSTRAINTS[$SPARK_MAIN]}" "$SPARK_MAIN"
-for version in "${SPARK_VERSIONS[@]}"; do
-  venv=$(spark_venv "$version")
-  if [ -n "${SPARK_CONSTRAINTS[$version]:-}" ] && [ "$venv" != .venv ] && ! skipped "$version"; then
-    in_parallel "${venv#.}" setup_venv "$venv" "${SPARK_CONSTRAINTS[$version]}" "$version"
-  fi
-done
-
-# install_home <version> <home>: pyspark alone into a Spark home, with .venv's pip.
+# install_home <version> <home>: pyspark alone into a Spark home, with the system Python's pip.
 install_home() {
   rm -rf "$2.partial"  # what an interrupted run left
   step "install pyspark $1 into $2" \
-    .venv/bin/python -m pip install "${pip[@]}" --no-deps --target "$2.partial" "pyspark==$1"
+    "$python" -m pip install "${pip[@]}" "${pyspark_wheel_stored[@]}" --no-deps --target "$2.partial" "pyspark==$1"
   mv "$2.partial" "$2"
 }
-for version in "${SPARK_VERSIONS[@]}"; do
-  home=$(spark_extra_home "$version")
-  if [ -n "$home" ] && ! skipped "$version" && [ ! -d "$home/pyspark/jars" ]; then
-    in_parallel "spark-$version" install_home "$version" "$home"
-  fi
-done
-in_parallel jar step "build the extension jar for Spark $SPARK_MAIN" .venv/bin/dbt-multijoin jar
+
+# The other parts: the other minors' virtualenvs and pyspark-only homes, side by side.
+start_others() {
+  local version venv home
+  for version in "${SPARK_VERSIONS[@]}"; do
+    venv=$(spark_venv "$version")
+    if [ -n "${SPARK_CONSTRAINTS[$version]:-}" ] && [ "$venv" != .venv ]; then
+      in_parallel "${venv#.}" setup_venv "$venv" "${SPARK_CONSTRAINTS[$version]}" "$version"
+    fi
+  done
+  for version in "${SPARK_VERSIONS[@]}"; do
+    home=$(spark_extra_home "$version")
+    if [ -n "$home" ] && [ ! -d "$home/pyspark/jars" ]; then
+      in_parallel "spark-$version" install_home "$version" "$home"
+    fi
+  done
+}
+
+case $part in
+  main) setup_main ;;
+  others) start_others ;;
+  all)
+    in_parallel main setup_main
+    start_others
+    ;;
+esac
 wait_parallel
-echo "extension jar (Spark $SPARK_MAIN): $(.venv/bin/dbt-multijoin jar 2>>"$log")"
+if [ "$part" != others ]; then
+  echo "extension jar (Spark $SPARK_MAIN): $(.venv/bin/dbt-multijoin jar 2>>"$log")"
+fi

@@ -113,14 +113,12 @@ if [ "${1:-}" = "--quick" ]; then
   quick=true
   shift
 fi
-# The quick suite sets everything up first. The whole run sets up .venv and its jar first, and the
-# other Spark versions (.venv-spark4, the pyspark-only homes) beside its first runs, which need
-# .venv alone (MAIN_ONLY_RUNS, below): that part of the set-up downloads and unpacks a pyspark
-# wheel per minor, and the cores would wait for it.
+# The quick suite sets everything up first. The whole run sets up .venv and its jar (the main part
+# of scripts/setup.sh) with the other Spark versions (.venv-spark4, the pyspark-only homes) beside
+# it and beside its first runs, which need the main part alone (MAIN_ONLY_RUNS, below): each part
+# is mostly one pip process building and unpacking a pyspark wheel, and the cores would wait for it.
 if $quick; then
   bash scripts/setup.sh || exit 1
-else
-  bash scripts/setup.sh --example || exit 1
 fi
 results=build/test-results
 rm -rf "$results"
@@ -335,12 +333,16 @@ for version in "${SPARK_SUITE_OWN_JVM[@]}"; do
 done
 runs+=("jvm|${SPARK_SUITE_JVM_UNIT[*]}")
 echo 0 >"$work_tmp/next"
-# The rest of the set-up, then the class-data-sharing archives of the whole suites' versions
-# (write_class_archive; a run without one is only slower).
+# The other parts of the set-up, started first, then (once the main part is there too) the
+# class-data-sharing archives of the whole suites' versions (write_class_archive; a run without
+# one is only slower). Then the main part, which the first runs wait for.
 (
-  bash scripts/setup.sh >"$results/setup.log" 2>&1
+  bash scripts/setup.sh --others >"$results/setup.log" 2>&1
   status=$?
-  if [ "$status" -eq 0 ]; then
+  while [ ! -s "$work_tmp/main-setup.status" ]; do
+    sleep 1
+  done
+  if [ "$status" -eq 0 ] && [ "$(cat "$work_tmp/main-setup.status")" = 0 ]; then
     for version in "${whole[@]}"; do
       write_class_archive "$version" >>"$results/setup.log" 2>&1 || echo "no class-data-sharing archive for Spark $version" >>"$results/setup.log"
     done
@@ -348,6 +350,10 @@ echo 0 >"$work_tmp/next"
   echo $status >"$work_tmp/setup.status"
 ) &
 setup_pid=$!
+bash scripts/setup.sh --example
+status=$?
+echo $status >"$work_tmp/main-setup.status"
+[ "$status" -eq 0 ] || exit 1
 
 worker 1 &
 pid1=$!
