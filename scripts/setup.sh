@@ -31,10 +31,10 @@ case "${1:-}" in
     ;;
 esac
 pip=(--quiet --disable-pip-version-check)
-# pyspark is published as a source distribution only, so pip builds a wheel of it (its 300-450 MB of
-# Spark's jars) before installing it. The jars are zip files already: storing them in the wheel
-# rather than deflating them again halves the build's CPU time and speeds up the unpacking, and a
-# fresh machine (CI's) builds one per Spark version.
+# pyspark is published as a source distribution only, so pip builds a wheel of it (all of Spark's
+# jars) before installing it, and a fresh machine (CI's) builds one per Spark version. The jars are
+# zip files already: stored in the wheel rather than deflated again, the build and the unpacking
+# take a fraction of the CPU (measured: docs/development.md, "What CI runs").
 pyspark_wheel_stored=(--config-settings=--build-option=--compression=stored)
 mkdir -p build
 log=build/setup-$part.log
