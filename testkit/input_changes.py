@@ -3,9 +3,10 @@ the changed_keys property tests (pipeline_tests on the session target, tests/tes
 on a Thrift server) apply between runs and compare with.
 
 Three inputs, `id` (unique per input), a nullable key `k` from a small domain (duplicates and
-NULL keys are common), a payload `v` and `updated_at`. Inputs `a` and `c` are tracked by their
-`updated_at` column: they get inserts and in-place updates (a column cannot show a delete or a key
-an update moved away from). Input `b` is read through its table's change feed (Delta's change data
+NULL keys are common), payloads `v` and `w` (`w` NULL until a `shift` moves `v` into it, a change
+that a row hash skipping NULLs would not see) and `updated_at`. Inputs `a` and `c` are tracked by
+their `updated_at` column: they get inserts and in-place updates (a column cannot show a delete or
+a key an update moved away from). Input `b` is read through its table's change feed (Delta's change data
 feed, Iceberg's changelog) and also gets deletes and updates that move a key.
 
 `updated_at` comes from a coarse clock, as a daily load's date or a load id does: it moves on only
@@ -29,14 +30,16 @@ KEYS = st.one_of(st.none(), st.integers(0, 6))
 
 insert = st.tuples(st.just("insert"), st.sampled_from(INPUTS), KEYS, st.integers(0, 99))
 update = st.tuples(st.just("update"), st.sampled_from(INPUTS), st.integers(0, 50), st.integers(0, 99))
+# v moves into w and v becomes NULL: (v, w) = (7, NULL) becomes (NULL, 7).
+shift = st.tuples(st.just("shift"), st.sampled_from(INPUTS), st.integers(0, 50), st.just(0))
 move = st.tuples(st.just("move"), st.just("b"), st.integers(0, 50), KEYS)
 delete = st.tuples(st.just("delete"), st.just("b"), st.integers(0, 50), st.just(None))
 advance = st.tuples(st.just("advance"), st.just("a"), st.just(0), st.just(0))
 # Changes that tie the mark, pinned in an example of both properties: a run records updated_at 1000
 # as the mark, then input a gets a new key and input c an in-place update and a row of a key it
 # holds already, all stamped 1000 (the clock has not moved on), touching keys no other input
-# changes in that run.
-TIES_AT_THE_MARK = [[("insert", "a", 3, 5)], [("update", "c", 0, 9), ("insert", "c", 5, 1)]]
+# changes in that run; and a row of c whose v moves into w, stamped 1000 as well.
+TIES_AT_THE_MARK = [[("insert", "a", 3, 5)], [("update", "c", 0, 9), ("insert", "c", 5, 1), ("shift", "c", 2, 0)]]
 # A batch that writes no input and only moves the clock on, pinned in an example of both
 # properties: the run after it finds no input's table moved, and reads and writes nothing.
 ONLY_THE_CLOCK = [[("advance", "a", 0, 0)]]
@@ -54,7 +57,7 @@ def nth_merge_filter(first: int, run: int) -> str:
     return MERGE_FILTERS[(first + run) % len(MERGE_FILTERS)]
 
 
-BATCHES = st.lists(st.lists(st.one_of(insert, insert, update, move, delete, advance), min_size=1, max_size=6), min_size=1, max_size=3)
+BATCHES = st.lists(st.lists(st.one_of(insert, insert, update, shift, move, delete, advance), min_size=1, max_size=6), min_size=1, max_size=3)
 
 
 def model_sql(feed_input: str = "b", one_row_per_key: bool = False, layout: str | None = None,
@@ -64,7 +67,7 @@ def model_sql(feed_input: str = "b", one_row_per_key: bool = False, layout: str 
     layout ('merge_on_read', compacting past `compaction_share`)."""
     names = ["a", feed_input, "c"]
     sources = ", ".join(f"source('inputs', '{name}')" for name in names)
-    columns = ", ".join(f"'{name}': ['id', 'v']" for name in names)
+    columns = ", ".join(f"'{name}': ['id', 'v', 'w']" for name in names)
     declared = (", one_row_per_key=true" if one_row_per_key else "") + (f", layout='{layout}'" if layout else "") \
         + (f", compaction_share={compaction_share}" if compaction_share is not None else "")
     return (
@@ -80,11 +83,12 @@ def full_rebuild(schema: str, one_row_per_key: bool = False) -> str:
     `one_row_per_key`, with the presence column of each input a partial-update model carries."""
     if not one_row_per_key:
         return (
-            "select coalesce(a.k, b.k, c.k) as k, a.id as a_id, a.v as a_v, b.id as b_id, b.v as b_v, c.id as c_id, c.v as c_v "
+            "select coalesce(a.k, b.k, c.k) as k, a.id as a_id, a.v as a_v, a.w as a_w, b.id as b_id, b.v as b_v, b.w as b_w, "
+            "c.id as c_id, c.v as c_v, c.w as c_w "
             f"from {schema}.a as a full outer join {schema}.b as b on a.k = b.k "
             f"full outer join {schema}.c as c on coalesce(a.k, b.k) = c.k"
         )
-    columns = ", ".join(f"{n}.id as {n}_id, {n}.v as {n}_v, {n}.present as dbt_multijoin_has_{n}" for n in INPUTS)
+    columns = ", ".join(f"{n}.id as {n}_id, {n}.v as {n}_v, {n}.w as {n}_w, {n}.present as dbt_multijoin_has_{n}" for n in INPUTS)
     tables = {n: f"(select *, true as present from {schema}.{n}) as {n}" for n in INPUTS}
     return (
         f"select coalesce(a.k, b.k, c.k) as k, {columns} "
@@ -126,7 +130,7 @@ class Inputs:
             properties = {"b": " tblproperties ('delta.enableChangeDataFeed' = 'true')",
                           "a": " tblproperties ('delta.enableRowTracking' = 'true')"}.get(name, "") if table_format == "delta" else ""
             stamp_type = "string" if name == "c" else "bigint"
-            execute(f"create table {schema}.{name} (id bigint, k int, v int, updated_at {stamp_type}) using {table_format}{properties}")
+            execute(f"create table {schema}.{name} (id bigint, k int, v int, w int, updated_at {stamp_type}) using {table_format}{properties}")
             self.insert(name, [0, 1, 2, None] if one_row_per_key else [0, 1, 1, 2, None], 7)
 
     def stamp(self, name: str) -> str:
@@ -140,7 +144,7 @@ class Inputs:
     def insert(self, name: str, keys, value: int) -> None:
         rows = []
         for key in keys if isinstance(keys, list) else [keys]:
-            rows.append(f"({self.next_id}, {'null' if key is None else key}, {value}, {self.stamp(name)})")
+            rows.append(f"({self.next_id}, {'null' if key is None else key}, {value}, null, {self.stamp(name)})")
             self.next_id += 1
         self.execute(f"insert into {self.schema}.{name} values {', '.join(rows)}")
 
@@ -173,6 +177,8 @@ class Inputs:
         table = f"{self.schema}.{name}"
         if kind == "update":
             self.execute(f"update {table} set v = {value}, updated_at = {self.stamp(name)} where id = {row}")
+        elif kind == "shift":
+            self.execute(f"update {table} set w = v, v = null, updated_at = {self.stamp(name)} where id = {row}")
         elif kind == "move":
             if self.holder(name, value) is not None:
                 return

@@ -244,7 +244,7 @@
   {%- set input = source['input'] -%}
   {%- set keys = dbt_multijoin._mj_column_list(input['keys']) -%}
   {%- set at_mark = dbt_multijoin._mj_column_at_mark(source, recorded) -%}
-  {%- set hash = 'xxhash64(' ~ dbt_multijoin._mj_column_list(input['columns']) ~ ') as dbt_multijoin_hash' -%}
+  {%- set hash = dbt_multijoin._mj_column_row_hash(input) ~ ' as dbt_multijoin_hash' -%}
   {%- set row = 'struct(' ~ dbt_multijoin._mj_column_list(input['columns']) ~ ', ' ~ dbt_multijoin._mj_quote(source['column']) ~ ' as dbt_multijoin_mark) as dbt_multijoin_row' -%}
   {%- set sides = [] -%}
   {%- for version, side in [(source['version'], 1), (recorded['version'], -1)] -%}
@@ -252,6 +252,27 @@
   {%- endfor -%}
   {%- set kept = ', sum(dbt_multijoin_side) as dbt_multijoin_change, first(dbt_multijoin_row) filter (where dbt_multijoin_side = 1) as dbt_multijoin_row' if with_rows else '' -%}
   {{- return('select ' ~ keys ~ kept ~ ' from (' ~ sides | join(' union all ') ~ ') as tie_rows group by ' ~ keys ~ ', dbt_multijoin_hash having sum(dbt_multijoin_side) <> 0') -}}
+{%- endmacro %}
+
+
+{% macro _mj_column_row_hash(input) -%}
+  {#- A 64-bit hash of a row's columns the model reads that tells where its NULLs are: Spark's hash
+      functions skip a NULL, so (5, NULL) and (NULL, 5) hash alike, and an update that moved a
+      value from one column to another would look like no change. Each column is hashed with its
+      NULL flag; a struct, array or map as its JSON (to_json keeps an element's NULL and a field's
+      name), as their hashes skip NULLs inside them too. -#}
+  {%- set types = {} -%}
+  {%- for column in input['described_columns'] -%}
+    {%- do types.update({column['name'] | lower: column['dtype']}) -%}
+  {%- endfor -%}
+  {%- set parts = [] -%}
+  {%- for column in input['columns'] -%}
+    {%- set quoted = dbt_multijoin._mj_quote(column) -%}
+    {%- set dtype = types.get(column | lower, '') -%}
+    {%- set nested = dtype.startswith('struct') or dtype.startswith('array') or dtype.startswith('map') -%}
+    {%- do parts.append(('to_json(' ~ quoted ~ ')' if nested else quoted) ~ ', isnull(' ~ quoted ~ ')') -%}
+  {%- endfor -%}
+  {{- return('xxhash64(' ~ parts | join(', ') ~ ')') -}}
 {%- endmacro %}
 
 
