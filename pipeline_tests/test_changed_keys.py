@@ -57,7 +57,7 @@ def test_change_feed_refuses_what_it_cannot_read(project, table_format):
     reaches, fail the run naming the input and its relation, and leave the table as it was."""
     Inputs(lambda sql: project.spark.sql(sql), lambda sql: project.spark.sql(sql).collect(), project.schema, table_format)
     project.sources(*INPUTS, "plain")
-    project.spark.sql(f"create table {project.table('plain')} (id bigint, k int, v int, updated_at bigint) using parquet")
+    project.spark.sql(f"create table {project.table('plain')} (id bigint, k int, v int, w int, updated_at bigint) using parquet")
     project.model("over_plain", model_sql(feed_input="plain"))
     refused = project.dbt("run", "-s", "over_plain")
     assert not refused.success
@@ -71,7 +71,7 @@ def test_change_feed_refuses_what_it_cannot_read(project, table_format):
     # (expired, rolled back), or for Delta something that is not a version.
     bogus = "123" if table_format == "iceberg" else "v1"
     project.spark.sql(f"alter table {project.table('wide')} set tblproperties ('dbt_multijoin.changed_since.b' = '{bogus}')")
-    project.spark.sql(f"insert into {project.table('b')} values (900, 5, 5, 5000)")
+    project.spark.sql(f"insert into {project.table('b')} values (900, 5, 5, null, 5000)")
     stale = project.dbt("run", "-s", "wide")
     assert not stale.success
     message = stale.messages["wide"]

@@ -110,8 +110,8 @@ def test_a_run_that_fails_keeps_the_table_and_its_marks(project, table_format):
     before, marks = project.rows("wide"), project.properties("wide")
     # Two new rows of one key in input a, stamped above its mark (the inputs were written at
     # 1001..1012), and a change in b that would otherwise be applied.
-    project.spark.sql(f"insert into {project.table('a')} values (900, 50, 5, 5000), (902, 50, 6, 5000)")
-    project.spark.sql(f"insert into {project.table('b')} values (901, 6, 6, 5000)")
+    project.spark.sql(f"insert into {project.table('a')} values (900, 50, 5, null, 5000), (902, 50, 6, null, 5000)")
+    project.spark.sql(f"insert into {project.table('b')} values (901, 6, 6, null, 5000)")
     failed = project.dbt("run", "-s", "wide")
     assert not failed.success
     message = failed.messages["wide"]
