@@ -19,7 +19,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-LINE = re.compile(r"^(\d\d):(\d\d):(\d\d\.\d+) \[\w+ *\] \[[^\]]*\]: (.*)")
+# A log entry: its time, level and thread, then its message, which may run on over several lines.
+ENTRY = re.compile(r"^(\d\d):(\d\d):(\d\d\.\d+) \[\w+ *\] \[[^\]\n]*\]: (.*)", re.S)
 # A line that ends the previous statement's time: the next statement, or the node's end.
 SENDS = ("On model.", "On test.", "On seed.", "On snapshot.")
 NODE_BOUNDARY = ("Began running node", "Finished running node")
@@ -46,14 +47,12 @@ def statement_times(log: str) -> list[tuple[str, float]]:
     """(kind, seconds) of each statement in one dbt log's text."""
     times: list[tuple[str, float]] = []
     sent: tuple[str, float] | None = None
-    # A log line's message runs on to the next line that starts with a time.
     for entry in re.split(r"\n(?=\d\d:\d\d:\d\d\.\d+ )", log):
-        match = LINE.match(entry.split("\n", 1)[0])
+        match = ENTRY.match(entry)
         if not match:
             continue
-        hours, minutes, seconds, first = match.groups()
+        hours, minutes, seconds, message = match.groups()
         at = int(hours) * 3600 + int(minutes) * 60 + float(seconds)
-        message = first + entry[len(entry.split("\n", 1)[0]):]
         sends = message.startswith(SENDS)
         if sent is not None and (sends or message.startswith(NODE_BOUNDARY)):
             kind, began = sent

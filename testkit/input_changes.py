@@ -6,8 +6,8 @@ Three inputs, `id` (unique per input), a nullable key `k` from a small domain (d
 NULL keys are common), payloads `v` and `w` (`w` NULL until a `shift` moves `v` into it, a change
 that a row hash skipping NULLs would not see) and `updated_at`. Inputs `a` and `c` are tracked by
 their `updated_at` column: they get inserts and in-place updates (a column cannot show a delete or
-a key an update moved away from). Input `b` is read through its table's change feed (Delta's change data
-feed, Iceberg's changelog) and also gets deletes and updates that move a key.
+a key an update moved away from). Input `b` is read through its table's change feed (Delta's
+change data feed, Iceberg's changelog) and also gets deletes and updates that move a key.
 
 `updated_at` comes from a coarse clock, as a daily load's date or a load id does: it moves on only
 when a batch says so (`advance`), so the rows written after a run often carry the very value the

@@ -269,7 +269,7 @@
   {%- for column in input['columns'] -%}
     {%- set quoted = dbt_multijoin._mj_quote(column) -%}
     {%- set dtype = types.get(column | lower, '') -%}
-    {%- set nested = dtype.startswith('struct') or dtype.startswith('array') or dtype.startswith('map') -%}
+    {%- set nested = dtype.startswith(('struct', 'array', 'map')) -%}
     {%- do parts.append(('to_json(' ~ quoted ~ ')' if nested else quoted) ~ ', isnull(' ~ quoted ~ ')') -%}
   {%- endfor -%}
   {{- return('xxhash64(' ~ parts | join(', ') ~ ')') -}}
