@@ -121,7 +121,7 @@
   {%- for input in plan['inputs'] if branches.get(input['index']) is not none -%}
     {%- set view = dbt_multijoin._mj_input_changes_view(input['index']) -%}
     {%- set sized = 'select /*+ MULTIJOIN_COALESCE_BY_SIZE(' ~ dbt_multijoin._mj_change_partition_bytes() ~ ') */ * from (\n' ~ branches[input['index']] ~ '\n) as input_changes' -%}
-    {%- do dbt_multijoin._mj_cache_view(view, sized, 'dbt_multijoin_changes_' ~ input['index']) -%}
+    {%- do dbt_multijoin._mj_cache_view(plan, view, sized, 'dbt_multijoin_changes_' ~ input['index']) -%}
     {%- do views.update({input['index']: view}) -%}
   {%- endfor -%}
   {{- return(views) -}}
@@ -149,7 +149,7 @@
 {% macro _mj_read_changes(plan, relation) -%}
   {#- Reads the changes (this file's header). Returns {read: whether anything was read,
       changed_key_count, states: {input index: {mark, version}} to record}. -#}
-  {%- do dbt_multijoin._mj_drop_changed_keys_scratch(plan, relation) -%}
+  {%- do dbt_multijoin._mj_drop_changed_keys_scratch(plan, relation, leftovers=true) -%}
   {%- set read = dbt_multijoin._mj_read_inputs(plan) -%}
   {%- if not read -%}
     {%- do dbt_multijoin._mj_log_reads(plan, {}, false) -%}
@@ -170,6 +170,7 @@
   {%- set change_bytes = dbt_multijoin._mj_log_reads(plan, views, dbt_multijoin._mj_has_function('multijoin_cached_scan_size')) -%}
   {%- set changes = dbt_multijoin._mj_changes_view() -%}
   {%- do dbt_multijoin._mj_exec('create or replace temporary view ' ~ changes ~ ' as\n' ~ dbt_multijoin._mj_changes_sql(views, change_bytes)) -%}
+  {%- do dbt_multijoin._mj_made_view(plan, changes) -%}
   {%- do dbt_multijoin._mj_restore_confs(views_conf) -%}
   {%- if plan['path'] == 'partial_update' -%}
     {#- Before any table is written: a run this check fails leaves nothing behind. -#}

@@ -413,7 +413,7 @@
   {#- Also those an earlier run that failed left. -#}
   {%- if source['tracks_rows'] -%}
     {%- for table in dbt_multijoin._mj_column_rewritten_tables(source) -%}
-      {%- do dbt_multijoin._mj_drop_own_table(table, false) -%}
+      {%- do dbt_multijoin._mj_drop_own_table_if_present(table) -%}
     {%- endfor -%}
   {%- endif -%}
 {%- endmacro %}

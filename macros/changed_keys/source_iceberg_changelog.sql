@@ -99,5 +99,5 @@
   {%- if source['view'] is not none and source['view'] != (source['input']['relation'] | string) -%}
     {%- do dbt_multijoin._mj_exec('drop view if exists ' ~ source['view']) -%}
   {%- endif -%}
-  {%- do dbt_multijoin._mj_drop_own_table(dbt_multijoin._mj_input_scratch_table(source, 'changelog'), false) -%}
+  {%- do dbt_multijoin._mj_drop_own_table_if_present(dbt_multijoin._mj_input_scratch_table(source, 'changelog')) -%}
 {%- endmacro %}
