@@ -77,7 +77,7 @@
       drops at the run's end find it. -#}
   {%- do dbt_multijoin._mj_drop_own_table_if_present(relation) -%}
   {%- do dbt_multijoin._mj_create_empty_then_insert(relation, 'create table ' ~ relation ~ ' using parquet as ', sql, statement_name) -%}
-  {%- do adapter.cache_added(relation.incorporate(type='table')) -%}
+  {%- do adapter.cache_added(relation) -%}
 {%- endmacro %}
 
 

@@ -98,6 +98,8 @@
   {#- Also the table an earlier run that failed left. -#}
   {%- if source['view'] is not none and source['view'] != (source['input']['relation'] | string) -%}
     {%- do dbt_multijoin._mj_exec('drop view if exists ' ~ source['view']) -%}
+    {#- Dropped once: a key-recompute run cleans up after its changes are read and again at its end. -#}
+    {%- do source.update({'view': none}) -%}
   {%- endif -%}
   {%- do dbt_multijoin._mj_drop_own_table_if_present(dbt_multijoin._mj_input_scratch_table(source, 'changelog')) -%}
 {%- endmacro %}
