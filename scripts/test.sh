@@ -14,8 +14,14 @@
 # cache, so two workers never resolve Delta or Iceberg into one directory at once, and its own
 # pytest temporary directory; the JVMs of a whole-suite version share a class-data-sharing
 # archive (use_spark_environment). Each run's output goes to
-# build/test-results/<run>.log and is printed at the end; JUnit XML beside it. The last
-# lines: each run's result and duration, then the total over every run.
+# build/test-results/<run>.log and is printed at the end; JUnit XML beside it. Each run's start
+# and result are printed as they happen; the last lines: each run's result and duration, then the
+# total over every run.
+#
+# CI stops a run that takes too long with nothing printed, so the runs have a deadline of their
+# own, MULTIJOIN_CI_MINUTES (80) after the start: no run and no test starts after it
+# (testkit/deadline.py), each run ends as pytest does when interrupted, and the results and logs
+# are printed as usual. A run still going some minutes later has its log's last lines printed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # What runs on the minors without a whole-suite run: pytest paths or node ids. (Not
@@ -147,9 +153,11 @@ run_suite() {
   case $status in
     0) result=passed ;;
     5) result="FAILED (no tests collected)" ;;
+    2) if grep -q "stopped at the CI deadline" "$results/$name.log"; then result="STOPPED at the CI deadline"
+       else result="FAILED (pytest exit 2)"; fi ;;
     *) result="FAILED (pytest exit $status)" ;;
   esac
-  echo "Spark $version, $label: $result in $(((SECONDS - start) / 60))m$(((SECONDS - start) % 60))s" >"$results/$name.result"
+  echo "Spark $version, $label: $result in $(((SECONDS - start) / 60))m$(((SECONDS - start) % 60))s" | tee "$results/$name.result"
   [ "$status" -eq 0 ]
 }
 
@@ -159,7 +167,7 @@ run_jvm_tests() {
   local start=$SECONDS status
   bash scripts/jvm-tests.sh "$@" >"$results/jvm-unit-tests.log" 2>&1
   status=$?
-  echo "JVM unit tests (Spark $*): $([ "$status" -eq 0 ] && echo passed || echo "FAILED (exit $status)") in $(((SECONDS - start) / 60))m$(((SECONDS - start) % 60))s" >"$results/jvm-unit-tests.result"
+  echo "JVM unit tests (Spark $*): $([ "$status" -eq 0 ] && echo passed || echo "FAILED (exit $status)") in $(((SECONDS - start) / 60))m$(((SECONDS - start) % 60))s" | tee "$results/jvm-unit-tests.result"
   [ "$status" -eq 0 ]
 }
 
@@ -227,6 +235,17 @@ worker() {
   while true; do
     index=$(next_run) || break
     IFS='|' read -r version label args <<<"${runs[$index]}"
+    if [ "$(date +%s)" -gt "$MULTIJOIN_TEST_DEADLINE" ]; then
+      if [ "$version" = jvm ]; then
+        echo "JVM unit tests (Spark $label): not run (past the CI deadline)" | tee "$results/jvm-unit-tests.result"
+      else
+        echo "Spark $version, $label: not run (past the CI deadline)" | tee "$results/$(run_name "$version" "$label").result"
+      fi
+      failed=1
+      continue
+    fi
+    echo "started: $([ "$version" = jvm ] && echo "JVM unit tests (Spark $label)" || echo "Spark $version, $label") (worker $n, $((SECONDS / 60))m$((SECONDS % 60))s)"
+    echo "$(run_log "$version" "$label")" >"$work_tmp/started-$index"
     if ! needs_main_only "$version" "$label" && ! await_setup; then
       if [ "$version" = jvm ]; then
         echo "JVM unit tests (Spark $label): not run (the set-up failed: $results/setup.log)" >"$results/jvm-unit-tests.result"
@@ -249,6 +268,28 @@ worker() {
       run_suite "$n" "$version" "$label" $args "${extra[@]}" || failed=1
   done
   return $failed
+}
+
+# run_log <version> <label>: a run's log (the JVM unit tests' for "jvm").
+run_log() {
+  if [ "$1" = jvm ]; then echo "$results/jvm-unit-tests.log"; else echo "$results/$(run_name "$1" "$2").log"; fi
+}
+
+# report_late_runs: once the deadline is some minutes past, the last lines of the log of each
+# run that is still going (a test that ignores the deadline: one that hangs prints the stacks
+# of its threads there, pyproject.toml's faulthandler_timeout), before CI stops the whole job.
+report_late_runs() {
+  local started log
+  while [ "$(date +%s)" -lt $((MULTIJOIN_TEST_DEADLINE + 360)) ]; do
+    sleep 10  # in short sleeps: killed at the end of the script, it leaves no long sleep behind
+  done
+  for started in "$work_tmp"/started-*; do
+    [ -e "$started" ] || continue
+    log=$(cat "$started")
+    [ -e "${log%.log}.result" ] && continue
+    echo "=== still running 6 minutes past the CI deadline, the last lines of ${log#"$results"/}:"
+    tail -n 80 "$log"
+  done
 }
 
 # needs_main_only <version> <label>: whether the run needs only .venv and its jar (MAIN_ONLY_RUNS
@@ -284,13 +325,15 @@ next_run() {
 }
 
 extra=("$@")
+export MULTIJOIN_TEST_DEADLINE=$(($(date +%s) + ${MULTIJOIN_CI_MINUTES:-80} * 60))
 work_tmp=$(mktemp -d "${TMPDIR:-/tmp}/dbt-multijoin-tests.XXXXXX")
 # The SPARK_CONF_DIR of every run (use_spark_environment): empty.
 empty_spark_conf=$work_tmp/spark-conf
 mkdir -p "$empty_spark_conf"
-setup_pid=
-# However the script ends, the background set-up has ended before its directory goes.
-trap '[ -z "$setup_pid" ] || wait "$setup_pid"; rm -rf "$work_tmp"' EXIT
+setup_pid= reporter_pid=
+# However the script ends, the background set-up has ended before its directory goes, and the
+# late runs' reporter is stopped.
+trap '[ -z "$reporter_pid" ] || kill "$reporter_pid" 2>/dev/null; [ -z "$setup_pid" ] || wait "$setup_pid"; rm -rf "$work_tmp"' EXIT
 
 if $quick; then
   use_spark_environment 1 "${SPARK_SUITE_QUICK[0]}"
@@ -355,6 +398,8 @@ status=$?
 echo $status >"$work_tmp/main-setup.status"
 [ "$status" -eq 0 ] || exit 1
 
+report_late_runs &
+reporter_pid=$!
 worker 1 &
 pid1=$!
 worker 2 &

@@ -7,7 +7,8 @@ from its one home:
 - `differential`, `properties`: the differential property tests' inputs and hypothesis profile;
 - `dbt`: the one dbt harness (projects, runs, a Thrift server for them);
 - `formats`, `input_changes`: Delta and Iceberg sessions, and random changes to their tables;
-- `processes`, `thrift_client`: processes and a Thrift server's clients."""
+- `processes`, `thrift_client`: processes and a Thrift server's clients;
+- `deadline`: the pytest plugin that stops a CI run at its deadline."""
 
 from __future__ import annotations
 
