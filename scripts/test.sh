@@ -19,10 +19,10 @@
 # total over every run.
 #
 # CI stops a run that takes too long with nothing printed, so the runs have a deadline of their
-# own, MULTIJOIN_CI_MINUTES (82) after the start (CI's limit, 90, less the longest test and the
-# printing): no run and no test starts after it (testkit/deadline.py), each run ends as pytest
-# does when interrupted, and the results and logs are printed as usual. A run still going five
-# minutes later has its log's last lines printed.
+# own, MULTIJOIN_CI_MINUTES (85) after the start (CI's limit is 90: five minutes for the tests
+# under way to end and the results to print): no run and no test starts after it
+# (testkit/deadline.py), each run ends as pytest does when interrupted, and the results and logs
+# are printed as usual. A run still going three minutes later has its log's last lines printed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # What runs on the minors without a whole-suite run: pytest paths or node ids. (Not
@@ -281,14 +281,14 @@ run_log() {
 # of its threads there, pyproject.toml's faulthandler_timeout), before CI stops the whole job.
 report_late_runs() {
   local started log
-  while [ "$(date +%s)" -lt $((MULTIJOIN_TEST_DEADLINE + 300)) ]; do
+  while [ "$(date +%s)" -lt $((MULTIJOIN_TEST_DEADLINE + 180)) ]; do
     sleep 10  # in short sleeps: killed at the end of the script, it leaves no long sleep behind
   done
   for started in "$work_tmp"/started-*; do
     [ -e "$started" ] || continue
     log=$(cat "$started")
     [ -e "${log%.log}.result" ] && continue
-    echo "=== still running 5 minutes past the CI deadline, the last lines of ${log#"$results"/}:"
+    echo "=== still running 3 minutes past the CI deadline, the last lines of ${log#"$results"/}:"
     tail -n 80 "$log"
   done
 }
@@ -326,7 +326,7 @@ next_run() {
 }
 
 extra=("$@")
-export MULTIJOIN_TEST_DEADLINE=$(($(date +%s) + ${MULTIJOIN_CI_MINUTES:-82} * 60))
+export MULTIJOIN_TEST_DEADLINE=$(($(date +%s) + ${MULTIJOIN_CI_MINUTES:-85} * 60))
 work_tmp=$(mktemp -d "${TMPDIR:-/tmp}/dbt-multijoin-tests.XXXXXX")
 # The SPARK_CONF_DIR of every run (use_spark_environment): empty.
 empty_spark_conf=$work_tmp/spark-conf
