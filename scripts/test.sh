@@ -369,13 +369,14 @@ runs=("${PIPELINE_VERSIONS[0]}|pipelines on delta|pipeline_tests --table-format 
   "${whole[1]}|whole suite|tests ${ignore_own[*]} ${deselect_first_whole[*]}"
   "${PIPELINE_VERSIONS[1]}|pipelines on iceberg|pipeline_tests --table-format iceberg ${first_line_only[*]}"
   "${PIPELINE_VERSIONS[1]}|pipelines on delta|pipeline_tests --table-format delta ${first_line_only[*]} ${no_examples[*]}")
-for version in "${smoke[@]}"; do
-  runs+=("$version|smoke subset|${SMOKE_TESTS[*]}")
-done
 for version in "${SPARK_SUITE_OWN_JVM[@]}"; do
   runs+=("$version|own JVM|${OWN_JVM[*]}")
 done
 runs+=("jvm|${SPARK_SUITE_JVM_UNIT[*]}")
+# The smoke subsets last: the shortest runs, so the worker that finishes first waits least.
+for version in "${smoke[@]}"; do
+  runs+=("$version|smoke subset|${SMOKE_TESTS[*]}")
+done
 echo 0 >"$work_tmp/next"
 # The other parts of the set-up, started first, then (once the main part is there too) the
 # class-data-sharing archives of the whole suites' versions (write_class_archive; a run without
