@@ -135,9 +135,20 @@ mkdir -p "$results"
 # start the other line's virtualenv and build the other minors' jars.
 MAIN_ONLY_RUNS=("pipelines on delta" "pipelines on iceberg" "own JVM")
 
-# run_name <version> <label>: the name of a run's files in $results.
+# run_name <version> <label>: the name of a run's files in $results ("jvm": the JVM unit tests').
 run_name() {
-  echo "spark-$1-${2// /-}"
+  if [ "$1" = jvm ]; then echo jvm-unit-tests; else echo "spark-$1-${2// /-}"; fi
+}
+
+# run_title <version> <label>: a run as its result line names it.
+run_title() {
+  if [ "$1" = jvm ]; then echo "JVM unit tests (Spark $2)"; else echo "Spark $1, $2"; fi
+}
+
+# not_run <version> <label> <why>: the result of a run the worker did not start, printed and in
+# $results/<run>.result.
+not_run() {
+  echo "$(run_title "$1" "$2"): not run ($3)" | tee "$results/$(run_name "$1" "$2").result"
 }
 
 # run_suite <worker> <version> <label> [pytest arguments...]: one pytest run, its output in
@@ -165,10 +176,11 @@ run_suite() {
 # run_jvm_tests <versions...>: the JVM unit tests (scripts/jvm-tests.sh), output and result
 # as run_suite's.
 run_jvm_tests() {
-  local start=$SECONDS status
-  bash scripts/jvm-tests.sh "$@" >"$results/jvm-unit-tests.log" 2>&1
+  local start=$SECONDS status name
+  name=$(run_name jvm)
+  bash scripts/jvm-tests.sh "$@" >"$results/$name.log" 2>&1
   status=$?
-  echo "JVM unit tests (Spark $*): $([ "$status" -eq 0 ] && echo passed || echo "FAILED (exit $status)") in $(((SECONDS - start) / 60))m$(((SECONDS - start) % 60))s" | tee "$results/jvm-unit-tests.result"
+  echo "$(run_title jvm "$*"): $([ "$status" -eq 0 ] && echo passed || echo "FAILED (exit $status)") in $(((SECONDS - start) / 60))m$(((SECONDS - start) % 60))s" | tee "$results/$name.result"
   [ "$status" -eq 0 ]
 }
 
@@ -237,22 +249,14 @@ worker() {
     index=$(next_run) || break
     IFS='|' read -r version label args <<<"${runs[$index]}"
     if [ "$(date +%s)" -gt "$MULTIJOIN_TEST_DEADLINE" ]; then
-      if [ "$version" = jvm ]; then
-        echo "JVM unit tests (Spark $label): not run (past the CI deadline)" | tee "$results/jvm-unit-tests.result"
-      else
-        echo "Spark $version, $label: not run (past the CI deadline)" | tee "$results/$(run_name "$version" "$label").result"
-      fi
+      not_run "$version" "$label" "past the CI deadline"
       failed=1
       continue
     fi
-    echo "started: $([ "$version" = jvm ] && echo "JVM unit tests (Spark $label)" || echo "Spark $version, $label") (worker $n, $((SECONDS / 60))m$((SECONDS % 60))s)"
-    echo "$(run_log "$version" "$label")" >"$work_tmp/started-$index"
+    echo "started: $(run_title "$version" "$label") (worker $n, $((SECONDS / 60))m$((SECONDS % 60))s)"
+    echo "$results/$(run_name "$version" "$label").log" >"$work_tmp/started-$index"
     if ! needs_main_only "$version" "$label" && ! await_setup; then
-      if [ "$version" = jvm ]; then
-        echo "JVM unit tests (Spark $label): not run (the set-up failed: $results/setup.log)" >"$results/jvm-unit-tests.result"
-      else
-        echo "Spark $version, $label: not run (the set-up failed: $results/setup.log)" >"$results/$(run_name "$version" "$label").result"
-      fi
+      not_run "$version" "$label" "the set-up failed: $results/setup.log"
       failed=1
       continue
     fi
@@ -269,11 +273,6 @@ worker() {
       run_suite "$n" "$version" "$label" $args "${extra[@]}" || failed=1
   done
   return $failed
-}
-
-# run_log <version> <label>: a run's log (the JVM unit tests' for "jvm").
-run_log() {
-  if [ "$1" = jvm ]; then echo "$results/jvm-unit-tests.log"; else echo "$results/$(run_name "$1" "$2").log"; fi
 }
 
 # report_late_runs: once the deadline is some minutes past, the last lines of the log of each
