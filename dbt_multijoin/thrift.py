@@ -13,6 +13,7 @@ Spark Connect server (`connect.py`) lives in `server.py`.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -70,28 +71,33 @@ def start(
     jar: Path | None | bool = True,
     master: str = DEFAULT_MASTER,
     confs: dict[str, str] | None = None,
+    class_path: Sequence[Path | str] = (),
     timeout: float = START_TIMEOUT,
 ) -> ThriftServer:
     """Start a server and wait until its port accepts connections.
 
     jar=True uses `extension_jar()` (the jar for the installed pyspark), a Path uses that jar, and
-    jar=None/False starts vanilla Spark without the extension. On a timeout or an early exit
-    the process is stopped and ThriftServerError carries the end of its log.
+    jar=None/False starts vanilla Spark without the extension. `class_path`: jars for the driver's
+    system class loader, after Spark's own (a table format's runtime: a Thrift server closes the
+    --jars class loader at the end of each client session). On a timeout or an early exit the
+    process is stopped and ThriftServerError carries the end of its log.
     """
     server = ThriftServer(port, state_dir)
     if jar is True:
         from dbt_multijoin.jar import extension_jar
 
         jar = extension_jar()
-    _server.launch(server, build_command(server, jar or None, master, confs), timeout, class_path_environment())
+    _server.launch(server, build_command(server, jar or None, master, confs), timeout, class_path_environment(class_path))
     return server
 
 
-def class_path_environment() -> dict[str, str]:
-    """The jars of `thrift_server_class_path()`, appended to the server's class path by Spark's
-    launcher (SPARK_DIST_CLASSPATH): after Spark's own jars, on the driver's system class loader,
-    where Hive's classes look for them."""
-    jars = [str(jar) for jar in thrift_server_class_path()]
+def class_path_environment(extra: Sequence[Path | str] = ()) -> dict[str, str]:
+    """The jars of `thrift_server_class_path()` and `extra`, appended to the server's class path by
+    Spark's launcher (SPARK_DIST_CLASSPATH): after Spark's own jars, on the driver's system class
+    loader, where Hive's classes look for them. After, not before (as --driver-class-path puts
+    them): a JVM started with a class-data-sharing archive of Spark's jars uses it only when its
+    class path begins with the archive's."""
+    jars = [str(jar) for jar in [*thrift_server_class_path(), *extra]]
     if not jars:
         return {}
     given = os.environ.get("SPARK_DIST_CLASSPATH")

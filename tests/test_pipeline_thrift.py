@@ -61,15 +61,15 @@ class FormatServer:
         return self.directory / "server"
 
     def start(self) -> None:
-        """Our jar with --jars; Delta's and Iceberg's on the driver's class path (a Thrift server
-        closes the --jars/--packages class loader at the end of each client session: our
-        extension loads its classes up front, theirs do not)."""
+        """Our jar with --jars; Delta's and Iceberg's on the driver's system class path, after
+        Spark's jars (a Thrift server closes the --jars/--packages class loader at the end of each
+        client session: our extension loads its classes up front, theirs do not)."""
         confs = table_format_confs(self.table_format, pyspark.__version__, self.jar, self.state_dir)
         for key in ("spark.jars", "spark.jars.packages", "spark.sql.warehouse.dir"):
             del confs[key]
-        confs["spark.driver.extraClassPath"] = ":".join(str(p) for p in runtime_jars(pyspark.__version__, RUNTIMES_DIR))
         thrift.start(self.port, self.state_dir, jar=self.jar, master="local[2]",
-                     confs={**THRIFT_CONFS, **PIPELINE_EVALUATION_CONFS, **SMALL_DELTA_LOG_CONFS, **confs})
+                     confs={**THRIFT_CONFS, **PIPELINE_EVALUATION_CONFS, **SMALL_DELTA_LOG_CONFS, **confs},
+                     class_path=runtime_jars(pyspark.__version__, RUNTIMES_DIR))
 
     def kill(self) -> None:
         """kill -9, as a crash or an OOM killer would; then the pid file is cleaned up and the
