@@ -19,10 +19,12 @@
 # total over every run.
 #
 # CI stops a run that takes too long with nothing printed, so the runs have a deadline of their
-# own, MULTIJOIN_CI_MINUTES (85) after the start (CI's limit is 90: five minutes for the tests
+# own, MULTIJOIN_CI_MINUTES (87) after the start (CI's limit is 90: three minutes for the tests
 # under way to end and the results to print): no run and no test starts after it
 # (testkit/deadline.py), each run ends as pytest does when interrupted, and the results and logs
-# are printed as usual. A run still going three minutes later has its log's last lines printed.
+# are printed as usual. The runs that can be under way by then are the queue's last, pytest runs
+# of tests under a minute each (the JVM unit tests, which no deadline stops, come before them). A
+# run still going 90 seconds after the deadline has its log's last lines printed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # What runs on the minors without a whole-suite run: pytest paths or node ids. (Not
@@ -275,19 +277,19 @@ worker() {
   return $failed
 }
 
-# report_late_runs: once the deadline is some minutes past, the last lines of the log of each
+# report_late_runs: 90 seconds past the deadline, the last lines of the log of each
 # run that is still going (a test that ignores the deadline: one that hangs prints the stacks
 # of its threads there, pyproject.toml's faulthandler_timeout), before CI stops the whole job.
 report_late_runs() {
   local started log
-  while [ "$(date +%s)" -lt $((MULTIJOIN_TEST_DEADLINE + 180)) ]; do
+  while [ "$(date +%s)" -lt $((MULTIJOIN_TEST_DEADLINE + 90)) ]; do
     sleep 10  # in short sleeps: killed at the end of the script, it leaves no long sleep behind
   done
   for started in "$work_tmp"/started-*; do
     [ -e "$started" ] || continue
     log=$(cat "$started")
     [ -e "${log%.log}.result" ] && continue
-    echo "=== still running 3 minutes past the CI deadline, the last lines of ${log#"$results"/}:"
+    echo "=== still running 90 seconds past the CI deadline, the last lines of ${log#"$results"/}:"
     tail -n 80 "$log"
   done
 }
@@ -325,7 +327,7 @@ next_run() {
 }
 
 extra=("$@")
-export MULTIJOIN_TEST_DEADLINE=$(($(date +%s) + ${MULTIJOIN_CI_MINUTES:-85} * 60))
+export MULTIJOIN_TEST_DEADLINE=$(($(date +%s) + ${MULTIJOIN_CI_MINUTES:-87} * 60))
 work_tmp=$(mktemp -d "${TMPDIR:-/tmp}/dbt-multijoin-tests.XXXXXX")
 # The SPARK_CONF_DIR of every run (use_spark_environment): empty.
 empty_spark_conf=$work_tmp/spark-conf
@@ -368,10 +370,11 @@ runs=("${PIPELINE_VERSIONS[0]}|pipelines on delta|pipeline_tests --table-format 
   "${whole[1]}|whole suite|tests ${ignore_own[*]} ${deselect_first_whole[*]}"
   "${PIPELINE_VERSIONS[1]}|pipelines on iceberg|pipeline_tests --table-format iceberg ${first_line_only[*]}"
   "${PIPELINE_VERSIONS[1]}|pipelines on delta|pipeline_tests --table-format delta ${first_line_only[*]} ${no_examples[*]}")
+# The JVM unit tests before the queue's tail: a Maven run, which the deadline does not stop.
+runs+=("jvm|${SPARK_SUITE_JVM_UNIT[*]}")
 for version in "${SPARK_SUITE_OWN_JVM[@]}"; do
   runs+=("$version|own JVM|${OWN_JVM[*]}")
 done
-runs+=("jvm|${SPARK_SUITE_JVM_UNIT[*]}")
 # The smoke subsets last: the shortest runs, so the worker that finishes first waits least.
 for version in "${smoke[@]}"; do
   runs+=("$version|smoke subset|${SMOKE_TESTS[*]}")
