@@ -23,7 +23,7 @@ import time
 
 import pytest
 
-from testkit.executions import METADATA_ROOT, executions_after, last_execution_id, roots_since, stage_tasks_since
+from testkit.executions import METADATA_ROOT, executions_after, last_execution_id, merge_source_copies_since, roots_since, stage_tasks_since
 from testkit.formats import delta_version
 from testkit.input_changes import INPUTS, Inputs, full_rebuild, model_sql
 
@@ -132,10 +132,11 @@ def one_shot(spark, table_format, tmp_path_factory) -> dict:
         changed = project.dbt("run")
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", partitions)
-    stage_tasks = stage_tasks_since(spark, before)
+    stage_tasks, source_copies = stage_tasks_since(spark, before), merge_source_copies_since(spark, before)
     state = table_state(spark, project.schema)
     again = project.dbt("run")
-    return {"project": project, "changed": changed, "stage_tasks": stage_tasks, "state": state, "again": again}
+    return {"project": project, "changed": changed, "stage_tasks": stage_tasks, "source_copies": source_copies,
+            "state": state, "again": again}
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -151,6 +152,9 @@ def test_a_change_of_n_rows_after_a_one_shot_load_costs_n_keys(one_shot, path):
     if path == "recompute":
         # Its write ran the hinted query under failOnFallback, with no EXPLAIN of it first.
         assert f"dbt_multijoin: {model}: strategy multiway, physical join operator: MultiJoin (spark.multijoin.failOnFallback fails the write otherwise)" in run.output
+    # Delta read each MERGE's source, the run's own scratch tables, as it is: no copy of it first
+    # (docs/dbt_package.md, the model's confs).
+    assert one_shot["source_copies"] == [], one_shot["source_copies"]
 
 
 def test_a_refresh_reads_its_changes_in_a_few_partitions(one_shot):
@@ -216,6 +220,28 @@ def test_a_refresh_with_the_extension_switched_off_fails_and_writes_nothing(one_
     assert "strategy 'multiway' but spark.multijoin.enabled is false" in run.message(model), run.describe()
     assert project.rows(model) == before and project.properties(model) == marks
     assert {row.key: row.value for row in spark.sql("set").collect()} == confs
+
+
+def test_a_merge_source_copy_the_session_asks_for_is_kept(one_shot, table_format):
+    """After the tests above: a refresh leaves Delta's materializeSource to a value the session has
+    set (a profile's server_side_parameters, a pre-hook's SET), where it otherwise sets none for
+    its MERGE: the MERGE copies its source as Delta does by default, and the session keeps the
+    value."""
+    if table_format != "delta":
+        pytest.skip("Delta's MERGE")
+    project, spark, model = one_shot["project"], one_shot["project"].spark, "wide_partial_update"
+    key = "spark.databricks.delta.merge.materializeSource"
+    spark.sql(f"update {project.table('a')} set a_v = a_v + 1, load = 4 where k = 51")
+    spark.conf.set(key, "auto")
+    try:
+        before = last_execution_id(spark)
+        run = project.dbt("run", "--select", model)
+        copies, kept = merge_source_copies_since(spark, before), spark.conf.get(key)
+    finally:
+        spark.conf.unset(key)
+    assert run.status(model) == "success", run.describe()
+    assert copies and kept == "auto", (copies, kept)
+    assert project.rows(model) == project.rows(one_shot_vanilla(project, "partial_update"))
 
 
 def test_ties_that_cannot_be_compared_are_read_again_and_the_log_says_why(project, table_format):

@@ -48,6 +48,13 @@ def roots_since(spark, after_execution_id: int) -> list[str]:
     return [plan_root(e) for e in executions_after(spark, after_execution_id)]
 
 
+def merge_source_copies_since(spark, after_execution_id: int) -> list[str]:
+    """The plan roots of the executions with an id above `after_execution_id` that read a copy
+    Delta made of a MERGE's source (the RDD `mergeMaterializedSource`, its materializeSource)."""
+    return [plan_root(e) for e in executions_after(spark, after_execution_id)
+            if "mergeMaterializedSource" in str(e.physicalPlanDescription())]
+
+
 def stage_tasks_since(spark, after_execution_id: int) -> list[tuple[str, list[int]]]:
     """Per execution with an id above `after_execution_id`, in order: its plan root and the task
     counts of the stages it ran (skipped stages, which AQE planned over shuffles already written,

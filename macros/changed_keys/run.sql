@@ -134,6 +134,27 @@
 {%- endmacro %}
 
 
+{% macro _mj_merge_friendly_confs(settings) -%}
+  {#- Confs under which a changed_keys MERGE on Delta reads its source as it is. Delta first copies
+      a MERGE's source into the executors' storage (materializeSource 'auto') unless the source
+      reads Delta tables only: a source that could change between the MERGE's two passes (finding
+      the touched files, then writing them) would give wrong rows. Ours cannot: every path's MERGE
+      (recompute.sql, partial_update.sql, merge_on_read.sql) reads the run's own scratch tables,
+      which nothing writes while it runs, through no nondeterministic expression. The copy would
+      be one more job and pass over the source, and its room in memory or on disk.
+      Set only beside the model's other confs (a multiway model's, whose write sets
+      failOnFallback): a model that sets none may share its session with other threads, whose
+      MERGEs would then run under it too (_mj_require_own_session), and leaves Delta's default.
+      A value the model's own `spark_conf` or the session gives is left to it. -#}
+  {%- set key = 'spark.databricks.delta.merge.materializeSource' -%}
+  {%- if config.get('file_format') != 'delta' or settings['confs'] | length == 0
+      or key in settings['confs'] | map(attribute='key') | list -%}
+    {{- return([]) -}}
+  {%- endif -%}
+  {{- return([{'key': key, 'value': 'none', 'unless_set': true}]) -}}
+{%- endmacro %}
+
+
 {#- Inputs to read in full once more: recorded before a change of columns, cleared with the marks. -#}
 {% macro _mj_refill_property(name) -%}
   {{- return('dbt_multijoin.refill.' ~ (name | lower)) -}}

@@ -123,14 +123,20 @@
 {%- endmacro %}
 
 
-{% macro _mj_set_confs(confs) -%}
+{% macro _mj_set_confs(all_confs) -%}
   {#- SET every {key, value}; returns the saved state [{key, previous}, ...] (previous: the
-      value the session had explicitly set, or none) that _mj_restore_confs takes. -#}
+      value the session had explicitly set, or none) that _mj_restore_confs takes. A conf marked
+      `unless_set` (one the package prefers, not one the model asks for) gives way to a value the
+      session has set explicitly (the profile's server_side_parameters, a pre-hook's SET). -#}
   {%- set saved = [] -%}
-  {%- if confs | length == 0 -%}
+  {%- if all_confs | length == 0 -%}
     {{- return(saved) -}}
   {%- endif -%}
   {%- set before = dbt_multijoin._mj_conf_listing() -%}
+  {%- set confs = [] -%}
+  {%- for conf in all_confs if not (conf.get('unless_set') and conf['key'] in before) -%}
+    {%- do confs.append(conf) -%}
+  {%- endfor -%}
   {%- do dbt_multijoin._mj_require_own_session(before, confs) -%}
   {%- for conf in confs -%}
     {%- set previous = before.get(conf['key']) -%}

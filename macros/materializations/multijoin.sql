@@ -7,7 +7,7 @@
   {%- set grant_config = config.get('grants') -%}
   {%- set settings = dbt_multijoin._mj_model_settings() -%}
   {%- set strategy = dbt_multijoin._mj_incremental_strategy() -%}
-  {%- do settings['confs'].extend(dbt_multijoin._mj_incremental_confs(strategy)) -%}
+  {%- do settings['confs'].extend(dbt_multijoin._mj_incremental_confs(strategy, settings)) -%}
   {%- set target_relation = api.Relation.create(identifier=model['alias'], schema=schema, database=database, type='table') -%}
 
   {{ run_hooks(pre_hooks) }}
