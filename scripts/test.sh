@@ -19,7 +19,7 @@
 # total over every run.
 #
 # CI stops a run that takes too long with nothing printed, so the runs have a deadline of their
-# own, MULTIJOIN_CI_MINUTES (87) after the start (CI's limit is 90: three minutes for the tests
+# own, MULTIJOIN_CI_MINUTES (85) after the start (CI's limit is 90: five minutes for the tests
 # under way to end and the results to print): no run and no test starts after it
 # (testkit/deadline.py), each run ends as pytest does when interrupted, and the results and logs
 # are printed as usual. The runs that can be under way by then are the queue's last, pytest runs
@@ -327,7 +327,7 @@ next_run() {
 }
 
 extra=("$@")
-export MULTIJOIN_TEST_DEADLINE=$(($(date +%s) + ${MULTIJOIN_CI_MINUTES:-87} * 60))
+export MULTIJOIN_TEST_DEADLINE=$(($(date +%s) + ${MULTIJOIN_CI_MINUTES:-85} * 60))
 work_tmp=$(mktemp -d "${TMPDIR:-/tmp}/dbt-multijoin-tests.XXXXXX")
 # The SPARK_CONF_DIR of every run (use_spark_environment): empty.
 empty_spark_conf=$work_tmp/spark-conf
