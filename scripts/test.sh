@@ -22,9 +22,9 @@
 # own, MULTIJOIN_CI_MINUTES (85) after the start (CI's limit is 90: five minutes for the tests
 # under way to end and the results to print): no run and no test starts after it
 # (testkit/deadline.py), each run ends as pytest does when interrupted, and the results and logs
-# are printed as usual. The runs that can be under way by then are the queue's last, pytest runs
-# of tests under a minute each (the JVM unit tests, which no deadline stops, come before them). A
-# run still going 90 seconds after the deadline has its log's last lines printed.
+# are printed as usual; a test that started before it runs to its end. The JVM unit tests, a
+# Maven run that no deadline stops, come before the queue's tail. A run still going 90 seconds
+# after the deadline has its log's last lines printed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # What runs on the minors without a whole-suite run: pytest paths or node ids. (Not
