@@ -154,9 +154,12 @@ def test_server_killed_while_writing_keeps_the_previous_table(servers, tmp_path,
     before = sorted(hive_query(port, f"select * from {schema}.wide"))
     assert len(before) == 600
 
-    # Every input row changes, and the query sleeps on every row: kill -9 the server while
-    # its tasks write.
+    # Every row of a changes, and b gets a late row stamped with the mark (a tie the next run
+    # must pick up: on Delta, b was only appended to, and the run reads the rows at the mark in
+    # the appended file alone); the query sleeps on every row: kill -9 the server while its
+    # tasks write.
     hive_execute(port, f"update {schema}.a set a_v = a_v + 1000, updated_at = 2")
+    hive_execute(port, f"insert into {schema}.b values (1001, 7, 1)")
     (models / "wide.sql").write_text(wide_model(config, SLOW))
     # The materialization logs the operator right before the write, which then sleeps 40 ms on
     # each of several hundred rows: a few seconds into it.
@@ -172,7 +175,10 @@ def test_server_killed_while_writing_keeps_the_previous_table(servers, tmp_path,
     after = sorted(hive_query(port, f"select * from {schema}.wide"), key=repr)
     full_rebuild = sorted(hive_query(port, FULL_REBUILD.format(schema=schema)), key=repr)
     assert after == full_rebuild
-    assert len(after) == 600 and all(a_v is None or a_v >= 1000 for _, a_v, _ in after)
+    assert len(after) == 601 and all(a_v is None or a_v >= 1000 for _, a_v, _ in after)
+    assert (1001, None, 7) in after
+    if case == "delta changed_keys":
+        assert "in the 1 file appended since version" in again.output, again.output[-3000:]
 
 
 def _kill_during_a_run(server: FormatServer, project, marker: str, runs_before: int, settle: float, args: tuple[str, ...] = ()) -> str:

@@ -9,7 +9,9 @@
     (its Delta version or Iceberg snapshot), and the next run compares the rows at the mark now
     with the same rows at that version (time travel), per key, by a 64-bit hash of the columns the
     model reads: a key whose rows at the mark differ has changed. So the ties cost a read only when
-    the table moved, and only the tie rows that changed are applied again. A Delta table with row
+    the table moved, and only the tie rows that changed are applied again. A Delta table that was
+    only appended to since that version needs no compare: the tie rows that changed are the ones
+    in the files the appends added, which its log names (_mj_column_appended_files). A Delta table with row
     tracking (`delta.enableRowTracking`) tells it without the compare, when no commit since that
     version can have deleted a row (appends, UPDATEs, MERGEs that deleted none): a tie row that
     changed carries a `_metadata.row_commit_version` above it, and the key such a row had then is
@@ -120,6 +122,72 @@
 {%- endmacro %}
 
 
+{#- The most commits after the recorded version whose log the appends-only read reads; past it
+    (a table appended to every few minutes) the run compares the ties as for any other change. -#}
+{% macro _mj_column_appends_read() -%}
+  {{- return(100) -}}
+{%- endmacro %}
+
+
+{% macro _mj_column_appended_files(source, since) -%}
+  {#- When every commit to a Delta input after the recorded version only appended rows, the names
+      of the data files they added; else none. Appends change no row the table held then, so the
+      rows at the mark that changed are exactly those in the added files, and the run reads them
+      alone, with no read of the older version (which Delta rebuilds from its log for each run).
+      The history's operations say which commits can be appends; the commits' own log entries
+      decide: nothing but added files (no removed file, no deletion vector, no change of schema or
+      protocol) in every commit file from the recorded version on. A file name that is not plain
+      (percent-encoded in the log) sends the run back to the compare. -#}
+  {%- if source['table_format'] != 'delta' -%}
+    {{- return(none) -}}
+  {%- endif -%}
+  {%- set first, last = (since | int) + 1, source['version'] | int -%}
+  {%- if last - first + 1 > dbt_multijoin._mj_column_appends_read() -%}
+    {{- return(none) -}}
+  {%- endif -%}
+  {%- set commits = [] -%}
+  {%- for commit in source.get('since_history', []) if commit['version'] > (since | int) -%}
+    {%- if commit['operation'] == 'WRITE' and commit['parameters'].get('mode') == 'Append' -%}
+      {%- do commits.append(commit['version']) -%}
+    {%- elif commit['operation'] == 'STREAMING UPDATE' and commit['parameters'].get('outputMode') == 'Append' -%}
+      {%- do commits.append(commit['version']) -%}
+    {%- else -%}
+      {{- return(none) -}}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- if (commits | length) != last - first + 1 -%}
+    {{- return(none) -}}
+  {%- endif -%}
+  {%- set location = run_query('describe detail ' ~ source['input']['relation'])[0]['location'] | string -%}
+  {%- if modules.re.search('[{}\\[\\]*?\\\\`]', location) -%}
+    {#- A character the path's glob below would read as a pattern. -#}
+    {{- return(none) -}}
+  {%- endif -%}
+  {%- set names = [] -%}
+  {%- for version in range(first, last + 1) -%}
+    {%- do names.append('%020d' | format(version)) -%}
+  {%- endfor -%}
+  {%- set log_files = location ~ '/_delta_log/' ~ (names[0] if (names | length) == 1 else '{' ~ names | join(',') ~ '}') ~ '.json' -%}
+  {#- Each line of a commit file is one action, named by its one key; besides the added files, a
+      commit's information, a stream's transaction id and a domain's metadata (row tracking's
+      high-water mark) change no row. Names joined by spaces: the log keeps paths URI-encoded, so a
+      space in a name would be "%20". -#}
+  {%- set entries = run_query("select count(distinct _metadata.file_name) as commits,"
+      ~ " count_if(get_json_object(value, '$.add') is null and get_json_object(value, '$.commitInfo') is null and get_json_object(value, '$.txn') is null and get_json_object(value, '$.domainMetadata') is null) as others,"
+      ~ " count_if(get_json_object(value, '$.add.deletionVector') is not null) as with_vectors,"
+      ~ " concat_ws(' ', collect_list(regexp_extract(get_json_object(value, '$.add.path'), '[^/]*$', 0))) as added"
+      ~ " from text.`" ~ log_files ~ "`")[0] -%}
+  {%- if (entries['commits'] | int) != last - first + 1 or (entries['others'] | int) != 0 or (entries['with_vectors'] | int) != 0 -%}
+    {{- return(none) -}}
+  {%- endif -%}
+  {%- set added = (entries['added'] or '').split(' ') | reject('equalto', '') | list -%}
+  {%- for name in added if '%' in name -%}
+    {{- return(none) -}}
+  {%- endfor -%}
+  {{- return(added) -}}
+{%- endmacro %}
+
+
 {% macro _mj_column_plan_read(source, recorded) -%}
   {%- set mark = recorded['mark'] -%}
   {%- set column = source['column'] -%}
@@ -137,6 +205,11 @@
   {%- set unreadable = dbt_multijoin._mj_column_ties_unreadable(source, recorded) -%}
   {%- if unreadable is none -%}
     {%- set since = recorded['version'] -%}
+    {%- set appended = dbt_multijoin._mj_column_appended_files(source, since) -%}
+    {%- if appended is not none -%}
+      {%- do source.update({'read': {'ties': 'appended', 'files': appended, 'since': since, 'newer': dbt_multijoin._mj_column_newer_than(source, mark, ties=false)}}) -%}
+      {{- return({'unchanged': false, 'reads': 'changed_since ' ~ column ~ ' above ' ~ mark ~ ', and the rows at ' ~ mark ~ ' in the ' ~ (appended | length) ~ ' file' ~ ('' if (appended | length) == 1 else 's') ~ ' appended since version ' ~ since ~ ' (now ' ~ source['version'] ~ '; only appends since)'}) -}}
+    {%- endif -%}
     {%- set may_delete = [] -%}
     {%- for commit in source.get('since_history', []) if source['tracks_rows'] and commit['version'] > (since | int) and not dbt_multijoin._mj_column_keeps_every_row(commit) -%}
       {%- do may_delete.append(commit['version']) -%}
@@ -247,7 +320,17 @@
   {%- set hash = dbt_multijoin._mj_column_row_hash(input) ~ ' as dbt_multijoin_hash' -%}
   {%- set row = 'struct(' ~ dbt_multijoin._mj_column_list(input['columns']) ~ ', ' ~ dbt_multijoin._mj_quote(source['column']) ~ ' as dbt_multijoin_mark) as dbt_multijoin_row' -%}
   {%- set sides = [] -%}
-  {%- for version, side in [(source['version'], 1), (recorded['version'], -1)] -%}
+  {%- if source['read']['ties'] == 'appended' -%}
+    {#- Only appends since the recorded version: the rows at the mark in the added files are the
+        ones that changed (none, when no added file holds the mark). -#}
+    {%- set names = [] -%}
+    {%- for name in source['read']['files'] -%}
+      {%- do names.append(dbt_multijoin._mj_string_literal(name)) -%}
+    {%- endfor -%}
+    {%- set in_added = ('_metadata.file_name in (' ~ names | join(', ') ~ ')') if names else 'false' -%}
+    {%- do sides.append('select ' ~ keys ~ ', ' ~ hash ~ ', 1 as dbt_multijoin_side' ~ (', ' ~ row if with_rows else '') ~ ' from ' ~ dbt_multijoin._mj_column_table_at(source, source['version']) ~ ' where ' ~ at_mark ~ ' and ' ~ in_added) -%}
+  {%- endif -%}
+  {%- for version, side in [(source['version'], 1), (recorded['version'], -1)] if source['read']['ties'] != 'appended' -%}
     {%- do sides.append('select ' ~ keys ~ ', ' ~ hash ~ ', ' ~ side ~ ' as dbt_multijoin_side' ~ (', ' ~ row if with_rows else '') ~ ' from ' ~ dbt_multijoin._mj_column_table_at(source, version) ~ ' where ' ~ at_mark) -%}
   {%- endfor -%}
   {%- set kept = ', sum(dbt_multijoin_side) as dbt_multijoin_change, first(dbt_multijoin_row) filter (where dbt_multijoin_side = 1) as dbt_multijoin_row' if with_rows else '' -%}
@@ -353,7 +436,7 @@
   {%- set keys = dbt_multijoin._mj_source_keys_as_model_keys(source) -%}
   {%- set table = dbt_multijoin._mj_column_read_table(source) -%}
   {%- set rows = 'select ' ~ keys ~ ', ' ~ dbt_multijoin._mj_quote(source['column']) ~ ' as dbt_multijoin_mark from ' ~ table ~ ' where ' ~ read['newer'] -%}
-  {%- if read['ties'] == 'changed' -%}
+  {%- if read['ties'] in ['changed', 'appended'] -%}
     {%- set rows = rows ~ '\n    union all\n    select ' ~ keys ~ ', null from (' ~ dbt_multijoin._mj_column_tie_changes(source, recorded) ~ ') as tie_changes' -%}
   {%- elif read['ties'] == 'tracked' -%}
     {%- set rows = rows ~ '\n    union all\n    select ' ~ keys ~ ', null from (' ~ dbt_multijoin._mj_column_tracked_tie_rows(source, recorded, source['input']['keys']) ~ ') as tie_rows' -%}
@@ -370,7 +453,7 @@
   {%- set table = dbt_multijoin._mj_column_read_table(source) -%}
   {%- set selected = dbt_multijoin._mj_column_list(columns) ~ ', ' ~ dbt_multijoin._mj_quote(source['column']) ~ ' as dbt_multijoin_mark' -%}
   {%- set newer = 'select ' ~ selected ~ ', true as dbt_multijoin_present from ' ~ table ~ ' where ' ~ read['newer'] -%}
-  {%- if read['ties'] not in ['changed', 'tracked'] -%}
+  {%- if read['ties'] not in ['changed', 'appended', 'tracked'] -%}
     {{- return(newer) -}}
   {%- endif -%}
   {%- if read['ties'] == 'tracked' -%}
