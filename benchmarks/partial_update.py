@@ -44,6 +44,7 @@ the results) to benchmarks/results/<name>/ (--out DIR for any other place).
     .venv/bin/python -m benchmarks.partial_update --rows 2m,16m --changed-rows 20k --table-format delta   # as many rows changed at every size
     .venv/bin/python -m benchmarks.partial_update --rows 500k,4m --k 4 --days 1 --shapes one_input --changed-rows 20k --reps 1 --name partial-update-one-shot-delta   # a one-shot load, then 20,000 rows of one input
     .venv/bin/python -m benchmarks.partial_update --rows 500k,4m --k 4 --days 1 --shapes one_input --changed-rows 20k --reps 1 --row-tracking --name partial-update-one-shot-delta-row-tracking   # the same, the ds inputs with row tracking
+    .venv/bin/python -m benchmarks.partial_update --rows 500k,4m --k 4 --days 3 --shapes one_input,late_rows --changed-rows 20k --reps 1 --name partial-update-late-rows-delta   # late rows at the mark appended to one input, beside as many updated
     .venv/bin/python -m benchmarks.partial_update --rows 2m,4m --days 5 --layout merge_on_read --table-format iceberg --reps 2 --name partial-update-mor-iceberg
     .venv/bin/python -m benchmarks.partial_update --rows 50k --days 5 --reps 1 --out /tmp/pu-check   # a check
 """
@@ -82,8 +83,16 @@ SHAPES = {
     # read at all; an input read through `ds` is scanned through that filter, whose file
     # statistics skip every file older than the mark).
     "one_input": "only t1 (read through ds) changes: it updates changed of its keys",
+    # Late rows: t1 gets changed x rows new keys by an append, stamped with the day before (the
+    # mark's day, as rows of yesterday that arrive today are). Every new row ties the mark: on
+    # Delta, whose t1 was only appended to, the refresh reads the rows at the mark in the
+    # appended files alone, where one_input's refresh compares the mark's day in both versions.
+    "late_rows": "only t1 (read through ds) changes: changed x rows new keys appended with the mark's ds",
 }
 STANDARD_DAY = "all_inputs"
+# The shapes a run measures unless --shapes names others (late_rows on demand: a Delta input's
+# appends-only read, measured beside one_input's compare).
+DEFAULT_SHAPES = ["all_inputs", "one_input"]
 FIRST_DAY = datetime.date(2024, 1, 1)
 # The MERGE prunes its target to the replaced rows by their listed key hashes up to this many
 # changed keys (the default of dbt_multijoin_hash_list_limit, _mj_replaced_rows_filter in
@@ -188,6 +197,12 @@ class Inputs:
 
     def _batch(self, i: int, day: int, shape: str) -> str | None:
         """Input i's rows of `day` in `shape`, or None when it does not change that day."""
+        if shape == "late_rows":
+            if i != 1:
+                return None
+            late_ids = max(1, round(self.changed * self.rows))
+            first_late = 2 * self.rows + day * late_ids
+            return f"select {self._columns(i, day - 1)} from range({first_late}, {first_late + late_ids})"
         if shape == "one_input":
             if i != 1:
                 return None
@@ -203,12 +218,16 @@ class Inputs:
                 f"where pmod(xxhash64(id), {self.k}) = {i - 1}")
 
     def apply_day(self, day: int, shape: str) -> dict[str, int]:
-        """One MERGE per input that changes on `day` (its day's rows: updates and new keys);
-        returns the rows written per input."""
+        """One MERGE per input that changes on `day` (its day's rows: updates and new keys), or
+        for late_rows one append; returns the rows written per input."""
         written = {}
         for i in range(1, self.k + 1):
             batch = self._batch(i, day, shape)
             if batch is None:
+                continue
+            if shape == "late_rows":
+                self._sql(f"insert into {self.table(i)} (k, v{i}, c{i}, ds) {batch}")
+                written[f"t{i}"] = max(1, round(self.changed * self.rows))
                 continue
             ansi = self.spark.conf.get("spark.sql.ansi.enabled")
             self.spark.conf.set("spark.sql.ansi.enabled", "false")
@@ -733,7 +752,7 @@ def parse(argv: list[str] | None):
                    help="Delta: the inputs read through ds track their rows (delta.enableRowTracking)")
     p.add_argument("--layout", choices=["table", "merge_on_read"], default="table",
                    help="the refreshed model's layout (the full rebuild it is compared with is always a table)")
-    p.add_argument("--shapes", type=list_arg, default=list(SHAPES), help=f"comma list of {', '.join(SHAPES)}")
+    p.add_argument("--shapes", type=list_arg, default=DEFAULT_SHAPES, help=f"comma list of {', '.join(SHAPES)} (default: {', '.join(DEFAULT_SHAPES)})")
     p.add_argument("--reps", type=int, default=3, help="timed change days per shape (default 3)")
     p.add_argument("--daily-refresh", action=argparse.BooleanOptionalAction, default=True,
                    help="refresh the model after every day of the history (default), or build it after the last")
