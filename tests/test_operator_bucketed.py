@@ -84,8 +84,23 @@ def ispark(ice):
         ice.conf.set(key, value)
 
 
+# The tables made so far, by what they hold: no test writes to a table once it is made, so the
+# cases of a test that differ only in a conf (adaptive execution on and off) read the same tables
+# rather than writing them again.
+_made: dict[tuple, str] = {}
+
+
 def bucketed_table(ispark, rows, columns: str, partitioned_by: str | None, ordered_by: str | None = None) -> str:
-    """An Iceberg table of `rows`, partitioned by `partitioned_by` (None: not partitioned)."""
+    """An Iceberg table of `rows`, partitioned by `partitioned_by` (None: not partitioned); the
+    one made before for the same rows and layout, if any."""
+    made = (repr(rows), columns, partitioned_by, ordered_by)
+    if made not in _made:
+        _made[made] = new_bucketed_table(ispark, rows, columns, partitioned_by, ordered_by)
+    return _made[made]
+
+
+def new_bucketed_table(ispark, rows, columns: str, partitioned_by: str | None, ordered_by: str | None) -> str:
+    """A new Iceberg table of `rows`, as bucketed_table's."""
     name = f"ice.b.t{next(_tables)}"
     spec = f" PARTITIONED BY ({partitioned_by})" if partitioned_by else ""
     ispark.sql(f"CREATE TABLE {name} ({columns}) USING iceberg{spec}")
@@ -435,7 +450,8 @@ def test_bucketed_inputs_return_vanillas_rows(ispark, layout):
     tables = []
     for i in range(n):
         columns = ", ".join([f"k{c + 1} {t}" for c, t in enumerate(types[i])] + [f"v{i + 1} INT"])
-        tables.append(bucketed_table(ispark, inputs[i], columns, specs[i]))
+        # Tables of its own, dropped at the end of each example (the examples' are many).
+        tables.append(new_bucketed_table(ispark, inputs[i], columns, specs[i], None))
     try:
         hinted = assert_same_rows(ispark, on_top(above, chain(tables, join_type, keys, True), keys),
                                   on_top(above, chain(tables, join_type, keys, False), keys))
