@@ -141,6 +141,11 @@
   {%- if source['table_format'] != 'delta' -%}
     {{- return(none) -}}
   {%- endif -%}
+  {#- A table whose commits a coordinator or catalog owns may hold its newest commits outside
+      _delta_log/ until they are backfilled: its log is not read here. -#}
+  {%- for key in source['properties'] if 'coordinatedcommits' in (key | lower) or 'catalogowned' in (key | lower) or 'catalogmanaged' in (key | lower) -%}
+    {{- return(none) -}}
+  {%- endfor -%}
   {%- set first, last = (since | int) + 1, source['version'] | int -%}
   {%- if last - first + 1 > dbt_multijoin._mj_column_appends_read() -%}
     {{- return(none) -}}
@@ -158,7 +163,7 @@
   {%- if (commits | length) != last - first + 1 -%}
     {{- return(none) -}}
   {%- endif -%}
-  {%- set location = run_query('describe detail ' ~ source['input']['relation'])[0]['location'] | string -%}
+  {%- set location = (run_query('describe detail ' ~ source['input']['relation'])[0]['location'] | string).rstrip('/') -%}
   {%- if modules.re.search('[{}\\[\\]*?\\\\`]', location) -%}
     {#- A character the path's glob below would read as a pattern. -#}
     {{- return(none) -}}
