@@ -86,7 +86,8 @@ SHAPES = {
     # Late rows: t1 gets changed x rows new keys by an append, stamped with the day before (the
     # mark's day, as rows of yesterday that arrive today are). Every new row ties the mark: on
     # Delta, whose t1 was only appended to, the refresh reads the rows at the mark in the
-    # appended files alone, where one_input's refresh compares the mark's day in both versions.
+    # appended files once (no read of the older version), where one_input's refresh compares the
+    # mark's day in both versions.
     "late_rows": "only t1 (read through ds) changes: changed x rows new keys appended with the mark's ds",
 }
 STANDARD_DAY = "all_inputs"

@@ -155,8 +155,8 @@ def test_server_killed_while_writing_keeps_the_previous_table(servers, tmp_path,
     assert len(before) == 600
 
     # Every row of a changes, and b gets a late row stamped with the mark (a tie the next run
-    # must pick up: on Delta, b was only appended to, and the run reads the rows at the mark in
-    # the appended file alone); the query sleeps on every row: kill -9 the server while its
+    # must pick up: on Delta, b was only appended to, and the run keeps the rows at the mark in
+    # the appended file); the query sleeps on every row: kill -9 the server while its
     # tasks write.
     hive_execute(port, f"update {schema}.a set a_v = a_v + 1000, updated_at = 2")
     hive_execute(port, f"insert into {schema}.b values (1001, 7, 1)")

@@ -132,8 +132,11 @@
 {% macro _mj_column_appended_files(source, since) -%}
   {#- When every commit to a Delta input after the recorded version only appended rows, the names
       of the data files they added; else none. Appends change no row the table held then, so the
-      rows at the mark that changed are exactly those in the added files, and the run reads them
-      alone, with no read of the older version (which Delta rebuilds from its log for each run).
+      rows at the mark that changed are exactly those in the added files: the run reads the rows
+      at the mark once, at the version the plan saw, and keeps those in the added files
+      (_metadata.file_name; Delta 3.3 still opens every file whose statistics may hold the mark,
+      as the compare's read of now does), with no read of the older version (which Delta rebuilds
+      from its log for each run).
       The history's operations say which commits can be appends; the commits' own log entries
       decide: nothing but added files (no removed file, no deletion vector, no change of schema or
       protocol) in every commit file from the recorded version on. A file name that is not plain
