@@ -85,9 +85,9 @@ SHAPES = {
     "one_input": "only t1 (read through ds) changes: it updates changed of its keys",
     # Late rows: t1 gets changed x rows new keys by an append, stamped with the day before (the
     # mark's day, as rows of yesterday that arrive today are). Every new row ties the mark: on
-    # Delta, whose t1 was only appended to, the refresh reads the rows at the mark in the
-    # appended files once (no read of the older version), where one_input's refresh compares the
-    # mark's day in both versions.
+    # Delta without --row-tracking, t1 only appended to, the refresh reads the rows at the mark in
+    # the appended files once (no read of the older version), where one_input's refresh compares
+    # the mark's day in both versions.
     "late_rows": "only t1 (read through ds) changes: changed x rows new keys appended with the mark's ds",
 }
 STANDARD_DAY = "all_inputs"

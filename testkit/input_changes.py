@@ -35,12 +35,13 @@ shift = st.tuples(st.just("shift"), st.sampled_from(INPUTS), st.integers(0, 50),
 move = st.tuples(st.just("move"), st.just("b"), st.integers(0, 50), KEYS)
 delete = st.tuples(st.just("delete"), st.just("b"), st.integers(0, 50), st.just(None))
 advance = st.tuples(st.just("advance"), st.just("a"), st.just(0), st.just(0))
-# Changes that tie the mark, pinned in an example of both properties: a run records updated_at 1000
-# as the mark, then inputs a and c get new rows by appends alone (on Delta the next run keeps the
-# rows at the mark in the appended files, with no read of the older version), all stamped 1000
-# (the clock has not moved on); then input c an in-place update and a row of a key it holds already, a row of c whose v moves
-# into w, and an in-place update of a (on Delta, told apart by its row tracking), stamped 1000
-# as well, each touching keys no other input changes in that run.
+# Changes that tie the mark, pinned in an example of both properties: a run records updated_at
+# 1000 as the mark, then inputs a and c get new rows by appends alone (on Delta the next run tells
+# a's apart by its row tracking, and keeps c's rows at the mark in the appended files, with no
+# read of the older version), all stamped 1000 (the clock has not moved on); then input c an
+# in-place update and a row of a key it holds already, a row of c whose v moves into w, and an
+# in-place update of a (on Delta, told apart by its row tracking), stamped 1000 as well, each
+# touching keys no other input changes in that run.
 TIES_AT_THE_MARK = [[("insert", "a", 3, 5), ("insert", "c", 4, 3)],
                     [("update", "c", 0, 9), ("insert", "c", 5, 1), ("shift", "c", 2, 0), ("update", "a", 3, 6)]]
 # A batch that writes no input and only moves the clock on, pinned in an example of both

@@ -141,7 +141,10 @@
       decide: nothing but added files (no removed file, no deletion vector, no change of schema or
       protocol) in every commit file from the recorded version on. A file name that is not plain
       (percent-encoded in the log) sends the run back to the compare. -#}
-  {%- if source['table_format'] != 'delta' -%}
+  {#- A table with row tracking keeps its own read (_mj_column_prepare): its scratch tables are
+      what the run's later statements read, where Delta 3.3 (Spark 3.5) would plan a direct scan
+      of such a table anew for each of them, missing the cached changes. -#}
+  {%- if source['table_format'] != 'delta' or source['tracks_rows'] -%}
     {{- return(none) -}}
   {%- endif -%}
   {#- A table whose commits a coordinator or catalog owns may hold its newest commits outside
