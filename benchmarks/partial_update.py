@@ -196,12 +196,16 @@ class Inputs:
             self._sql(f"create table {self.table(i)} using {self.table_format} tblproperties ({self._properties(i)}) as "
                       f"select {self._columns(i, 1)} from range({2 * self.rows}) where {self._held(i)}")
 
+    def late_rows(self) -> int:
+        """The rows a late_rows day appends to t1."""
+        return max(1, round(self.changed * self.rows))
+
     def _batch(self, i: int, day: int, shape: str) -> str | None:
         """Input i's rows of `day` in `shape`, or None when it does not change that day."""
         if shape == "late_rows":
             if i != 1:
                 return None
-            late_ids = max(1, round(self.changed * self.rows))
+            late_ids = self.late_rows()
             first_late = 2 * self.rows + day * late_ids
             return f"select {self._columns(i, day - 1)} from range({first_late}, {first_late + late_ids})"
         if shape == "one_input":
@@ -228,7 +232,7 @@ class Inputs:
                 continue
             if shape == "late_rows":
                 self._sql(f"insert into {self.table(i)} (k, v{i}, c{i}, ds) {batch}")
-                written[f"t{i}"] = max(1, round(self.changed * self.rows))
+                written[f"t{i}"] = self.late_rows()
                 continue
             ansi = self.spark.conf.get("spark.sql.ansi.enabled")
             self.spark.conf.set("spark.sql.ansi.enabled", "false")

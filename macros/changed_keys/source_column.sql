@@ -4,23 +4,24 @@
     The mark is the highest value the last run read. A run reads the rows above the mark (and the
     rows whose changed_since is NULL: never older than a mark), and the rows AT the mark that
     changed since the last run: a date, a load id or a second-resolution timestamp ties all the
-    time, so rows written after the last run may carry the mark's very value. The table itself
-    tells which tie rows changed: a run records, with the mark, the version it read the input at
-    (its Delta version or Iceberg snapshot), and the next run compares the rows at the mark now
-    with the same rows at that version (time travel), per key, by a 64-bit hash of the columns the
-    model reads: a key whose rows at the mark differ has changed. So the ties cost a read only when
-    the table moved, and only the tie rows that changed are applied again. A Delta table that was
-    only appended to since that version needs no compare: the tie rows that changed are the ones
-    in the files the appends added, which its log names (_mj_column_appended_files). A Delta table with row
-    tracking (`delta.enableRowTracking`) tells it without the compare, when no commit since that
-    version can have deleted a row (appends, UPDATEs, MERGEs that deleted none): a tie row that
-    changed carries a `_metadata.row_commit_version` above it, and the key such a row had then is
-    read off that version by its `_metadata.row_id`, from the changed rows alone. A compare reads
-    every row at the mark twice; this reads the changed ones. Where the recorded
-    version cannot be read (a table without versions, a mark recorded by an older release, a Delta
-    version past its file retention or followed by a VACUUM, an expired Iceberg snapshot), every
-    row at the mark is read and applied again (idempotent), and the log says why. An input whose
-    table has not moved since the last run is not read at all.
+    time, so rows written after the last run may carry the mark's very value. The table itself tells
+    which tie rows changed: a run records, with the mark, the version it read the input at (its
+    Delta version or Iceberg snapshot), and the next run compares the rows at the mark now with the
+    same rows at that version (time travel), per key, by a 64-bit hash of the columns the model
+    reads: a key whose rows at the mark differ has changed. So the ties cost a read only when the
+    table moved, and only the tie rows that changed are applied again. A Delta table without row
+    tracking that was only appended to since that version needs no compare: the tie rows that
+    changed are the ones in the files the appends added, which its log names
+    (_mj_column_appended_files). A Delta table with row tracking (`delta.enableRowTracking`) tells
+    it without the compare, when no commit since that version can have deleted a row (appends,
+    UPDATEs, MERGEs that deleted none): a tie row that changed carries a
+    `_metadata.row_commit_version` above it, and the key such a row had then is read off that
+    version by its `_metadata.row_id`, from the changed rows alone. A compare reads every row at the
+    mark twice; this reads the changed ones. Where the recorded version cannot be read (a table
+    without versions, a mark recorded by an older release, a Delta version past its file retention
+    or followed by a VACUUM, an expired Iceberg snapshot), every row at the mark is read and applied
+    again (idempotent), and the log says why. An input whose table has not moved since the last run
+    is not read at all.
 
     The reads of the input are pinned to the version the plan saw (VERSION AS OF), so that the
     mark and the version recorded together describe one state of the table.
@@ -103,18 +104,26 @@
 {%- endmacro %}
 
 
+{% macro _mj_column_is_append(commit) -%}
+  {#- Whether a Delta commit's operation is an append: an INSERT or a DataFrame's append (WRITE in
+      Append mode), or a stream's (in Append output mode). -#}
+  {%- if commit['operation'] == 'WRITE' -%}
+    {{- return(commit['parameters'].get('mode') == 'Append') -}}
+  {%- elif commit['operation'] == 'STREAMING UPDATE' -%}
+    {{- return(commit['parameters'].get('outputMode') == 'Append') -}}
+  {%- endif -%}
+  {{- return(false) -}}
+{%- endmacro %}
+
+
 {% macro _mj_column_keeps_every_row(commit) -%}
   {#- Whether a Delta commit surely deleted no row: an append, an UPDATE (it rewrites rows, keeping
       their row ids), a MERGE whose metrics count no deleted target row. Any other commit may have
       (a DELETE, an overwrite, a RESTORE), or changed the table's properties (row tracking may
       have been switched on after the recorded version): the run then compares. -#}
   {%- set operation = commit['operation'] -%}
-  {%- if operation == 'UPDATE' -%}
+  {%- if operation == 'UPDATE' or dbt_multijoin._mj_column_is_append(commit) -%}
     {{- return(true) -}}
-  {%- elif operation == 'WRITE' -%}
-    {{- return(commit['parameters'].get('mode') == 'Append') -}}
-  {%- elif operation == 'STREAMING UPDATE' -%}
-    {{- return(commit['parameters'].get('outputMode') == 'Append') -}}
   {%- elif operation == 'MERGE' -%}
     {{- return((commit['metrics'].get('numTargetRowsDeleted') | string) == '0') -}}
   {%- endif -%}
@@ -156,19 +165,13 @@
   {%- if last - first + 1 > dbt_multijoin._mj_column_appends_read() -%}
     {{- return(none) -}}
   {%- endif -%}
-  {%- set commits = [] -%}
-  {%- for commit in source.get('since_history', []) if commit['version'] > (since | int) -%}
-    {%- if commit['operation'] == 'WRITE' and commit['parameters'].get('mode') == 'Append' -%}
-      {%- do commits.append(commit['version']) -%}
-    {%- elif commit['operation'] == 'STREAMING UPDATE' and commit['parameters'].get('outputMode') == 'Append' -%}
-      {%- do commits.append(commit['version']) -%}
-    {%- else -%}
-      {{- return(none) -}}
-    {%- endif -%}
-  {%- endfor -%}
+  {%- set commits = source.get('since_history', []) | selectattr('version', 'gt', since | int) | list -%}
   {%- if (commits | length) != last - first + 1 -%}
     {{- return(none) -}}
   {%- endif -%}
+  {%- for commit in commits if not dbt_multijoin._mj_column_is_append(commit) -%}
+    {{- return(none) -}}
+  {%- endfor -%}
   {%- set location = (run_query('describe detail ' ~ source['input']['relation'])[0]['location'] | string).rstrip('/') -%}
   {%- if modules.re.search('[{}\\[\\]*?\\\\`]', location) -%}
     {#- A character the path's glob below would read as a pattern. -#}
@@ -216,9 +219,10 @@
   {%- set unreadable = dbt_multijoin._mj_column_ties_unreadable(source, recorded) -%}
   {%- if unreadable is none -%}
     {%- set since = recorded['version'] -%}
+    {%- set newer = dbt_multijoin._mj_column_newer_than(source, mark, ties=false) -%}
     {%- set appended = dbt_multijoin._mj_column_appended_files(source, since) -%}
     {%- if appended is not none -%}
-      {%- do source.update({'read': {'ties': 'appended', 'files': appended, 'since': since, 'newer': dbt_multijoin._mj_column_newer_than(source, mark, ties=false)}}) -%}
+      {%- do source.update({'read': {'ties': 'appended', 'files': appended, 'since': since, 'newer': newer}}) -%}
       {{- return({'unchanged': false, 'reads': 'changed_since ' ~ column ~ ' above ' ~ mark ~ ', and the rows at ' ~ mark ~ ' in the ' ~ (appended | length) ~ ' file' ~ ('' if (appended | length) == 1 else 's') ~ ' appended since version ' ~ since ~ ' (now ' ~ source['version'] ~ '; only appends since)'}) -}}
     {%- endif -%}
     {%- set may_delete = [] -%}
@@ -226,7 +230,7 @@
       {%- do may_delete.append(commit['version']) -%}
     {%- endfor -%}
     {%- set by_row_ids = source['tracks_rows'] and not may_delete -%}
-    {%- do source.update({'read': {'ties': 'tracked' if by_row_ids else 'changed', 'since': since, 'newer': dbt_multijoin._mj_column_newer_than(source, mark, ties=false)}}) -%}
+    {%- do source.update({'read': {'ties': 'tracked' if by_row_ids else 'changed', 'since': since, 'newer': newer}}) -%}
     {{- return({'unchanged': false, 'reads': 'changed_since ' ~ column ~ ' above ' ~ mark ~ ', and the rows at ' ~ mark ~ ' that changed since version ' ~ since ~ ' (now ' ~ source['version'] ~ ')' ~ (', by the table\'s row tracking' if by_row_ids else '')}) -}}
   {%- endif -%}
   {%- do source.update({'read': {'ties': 'all', 'newer': dbt_multijoin._mj_column_newer_than(source, mark, ties=true)}}) -%}
@@ -340,10 +344,11 @@
     {%- endfor -%}
     {%- set in_added = ('_metadata.file_name in (' ~ names | join(', ') ~ ')') if names else 'false' -%}
     {%- do sides.append('select ' ~ keys ~ ', ' ~ hash ~ ', 1 as dbt_multijoin_side' ~ (', ' ~ row if with_rows else '') ~ ' from ' ~ dbt_multijoin._mj_column_table_at(source, source['version']) ~ ' where ' ~ at_mark ~ ' and ' ~ in_added) -%}
+  {%- else -%}
+    {%- for version, side in [(source['version'], 1), (recorded['version'], -1)] -%}
+      {%- do sides.append('select ' ~ keys ~ ', ' ~ hash ~ ', ' ~ side ~ ' as dbt_multijoin_side' ~ (', ' ~ row if with_rows else '') ~ ' from ' ~ dbt_multijoin._mj_column_table_at(source, version) ~ ' where ' ~ at_mark) -%}
+    {%- endfor -%}
   {%- endif -%}
-  {%- for version, side in [(source['version'], 1), (recorded['version'], -1)] if source['read']['ties'] != 'appended' -%}
-    {%- do sides.append('select ' ~ keys ~ ', ' ~ hash ~ ', ' ~ side ~ ' as dbt_multijoin_side' ~ (', ' ~ row if with_rows else '') ~ ' from ' ~ dbt_multijoin._mj_column_table_at(source, version) ~ ' where ' ~ at_mark) -%}
-  {%- endfor -%}
   {%- set kept = ', sum(dbt_multijoin_side) as dbt_multijoin_change, first(dbt_multijoin_row) filter (where dbt_multijoin_side = 1) as dbt_multijoin_row' if with_rows else '' -%}
   {{- return('select ' ~ keys ~ kept ~ ' from (' ~ sides | join(' union all ') ~ ') as tie_rows group by ' ~ keys ~ ', dbt_multijoin_hash having sum(dbt_multijoin_side) <> 0') -}}
 {%- endmacro %}
