@@ -18,12 +18,12 @@
     {{ exceptions.raise_compiler_error("dbt_multijoin.compact: model '" ~ model_name ~ "' has no merge-on-read store " ~ store ~ " (layout='merge_on_read', built at least once)") }}
   {%- endif -%}
   {%- set keys = fromjson(properties['dbt_multijoin.mor.keys']) -%}
-  {%- set delta_rows = dbt_multijoin._mj_mor_delta_rows(store) -%}
-  {%- do dbt_multijoin._mj_mor_compact(store, view, keys) -%}
+  {%- set before = dbt_multijoin._mj_mor_store_state(store, keys) -%}
+  {%- do dbt_multijoin._mj_mor_compact(store, view, keys, before['highest_seq']) -%}
+  {%- set after = dbt_multijoin._mj_mor_store_state(store, keys, whole=true) -%}
   {%- if dbt_multijoin._mj_mor_parts_exist(store) -%}
-    {%- do dbt_multijoin._mj_mor_settle_parts(store, keys) -%}
+    {%- do dbt_multijoin._mj_mor_settle_parts(store, after) -%}
   {%- endif -%}
-  {%- set base_rows = dbt_multijoin._mj_mor_count_base(store) -%}
-  {%- do dbt_multijoin._mj_exec('alter table ' ~ store ~ " set tblproperties ('dbt_multijoin.mor.base_rows' = '" ~ base_rows ~ "')") -%}
-  {%- do log("dbt_multijoin: " ~ model_name ~ ": compacted " ~ delta_rows ~ " delta rows into " ~ base_rows ~ " base rows", info=True) -%}
+  {%- do dbt_multijoin._mj_exec('alter table ' ~ store ~ " set tblproperties ('dbt_multijoin.mor.base_rows' = '" ~ after['base_rows'] ~ "')") -%}
+  {%- do log("dbt_multijoin: " ~ model_name ~ ": compacted " ~ before['delta_rows'] ~ " delta rows into " ~ after['base_rows'] ~ " base rows", info=True) -%}
 {%- endmacro %}

@@ -90,16 +90,27 @@
 {%- endmacro %}
 
 
-{% macro _mj_mor_settle_parts(store, keys) -%}
-  {#- After the run's last write to the store: the parts it holds now. The filter lets the formats'
-      file statistics skip the base files that hold no NULL key; a NULL-keyed row an earlier
-      generation replaced still counts (the view's branch finds nothing then, but is kept). -#}
-  {%- set held = run_query(
-      'select coalesce(max(dbt_multijoin_seq), 0) > 0 as delta_rows, '
+{% macro _mj_mor_store_state(store, keys, whole=false) -%}
+  {#- What the store holds, in one query after a write: {delta_rows, highest_seq, null_keyed_rows
+      (whether a NULL-keyed row may be read: one an earlier generation replaced still counts, the
+      view's branch then finds nothing but is kept), base_rows (with `whole`; else none)}. Without
+      `whole` the filter lets the formats' file statistics skip the base files that hold no NULL
+      key; the base rows are counted only after a build or a compaction, which wrote them. -#}
+  {%- set state = run_query(
+      'select count_if(dbt_multijoin_seq > 0) as delta_rows, coalesce(max(dbt_multijoin_seq), 0) as highest_seq, '
       ~ 'coalesce(max((dbt_multijoin_seq = 0 and (' ~ dbt_multijoin._mj_any_key_null(none, keys) ~ ')) '
-      ~ 'or (dbt_multijoin_seq > 0 and dbt_multijoin_null_group is not null and not coalesce(dbt_multijoin_null_marker, false))), false) as null_keyed_rows '
-      ~ 'from ' ~ store ~ ' where dbt_multijoin_seq > 0 or ' ~ dbt_multijoin._mj_any_key_null(none, keys))[0] -%}
-  {%- do dbt_multijoin._mj_mor_set_parts(store, held['delta_rows'], held['null_keyed_rows']) -%}
+      ~ 'or (dbt_multijoin_seq > 0 and dbt_multijoin_null_group is not null and not coalesce(dbt_multijoin_null_marker, false))), false) as null_keyed_rows'
+      ~ (', count_if(dbt_multijoin_seq = 0) as base_rows' if whole else '')
+      ~ ' from ' ~ store ~ ('' if whole else ' where dbt_multijoin_seq > 0 or ' ~ dbt_multijoin._mj_any_key_null(none, keys)))[0] -%}
+  {{- return({'delta_rows': state['delta_rows'] | int, 'highest_seq': state['highest_seq'] | int,
+      'null_keyed_rows': (state['null_keyed_rows'] | string | lower) in ['true', '1'],
+      'base_rows': state['base_rows'] | int if whole else none}) -}}
+{%- endmacro %}
+
+
+{% macro _mj_mor_settle_parts(store, state) -%}
+  {#- After the run's last write to the store: the parts it holds now (`state`: _mj_mor_store_state). -#}
+  {%- do dbt_multijoin._mj_mor_set_parts(store, state['delta_rows'] > 0, state['null_keyed_rows']) -%}
 {%- endmacro %}
 
 
@@ -166,19 +177,15 @@
     {%- do dbt_multijoin._mj_mor_open_parts(store) -%}
   {%- endif -%}
   {%- do dbt_multijoin._mj_build_full(store, store_now, rows) -%}
-  {%- do dbt_multijoin._mj_mor_settle_parts(store, spec['keys']) -%}
+  {%- set state = dbt_multijoin._mj_mor_store_state(store, spec['keys'], whole=true) -%}
+  {%- do dbt_multijoin._mj_mor_settle_parts(store, state) -%}
   {%- if existing_relation is not none and existing_relation.type != 'view' -%}
     {%- do log("dbt_multijoin: " ~ model.name ~ ": " ~ existing_relation ~ " becomes a view over " ~ store ~ " (layout merge_on_read)", info=True) -%}
     {%- do dbt_multijoin._mj_drop_own_table(existing_relation, existing_relation.is_delta) -%}
   {%- endif -%}
   {%- do dbt_multijoin._mj_exec('create or replace view ' ~ view ~ ' as\n' ~ dbt_multijoin._mj_mor_view_sql(spec, store)) -%}
   {%- do adapter.cache_added(view.incorporate(type='view')) -%}
-  {{- return(dbt_multijoin._mj_mor_count_base(store)) -}}
-{%- endmacro %}
-
-
-{% macro _mj_mor_count_base(store) -%}
-  {{- return(run_query('select count(*) as n from ' ~ store ~ ' where dbt_multijoin_seq = 0')[0]['n'] | int) -}}
+  {{- return(state['base_rows']) -}}
 {%- endmacro %}
 
 
@@ -305,13 +312,8 @@
 {%- endmacro %}
 
 
-{% macro _mj_mor_delta_rows(store) -%}
-  {{- return(run_query('select count(*) as n from ' ~ store ~ ' where dbt_multijoin_seq > 0')[0]['n'] | int) -}}
-{%- endmacro %}
-
-
 {#- Compaction. -#}
-{% macro _mj_mor_compact(store, view, keys) -%}
+{% macro _mj_mor_compact(store, view, keys, highest) -%}
   {#- Fold the delta rows into base rows, in one statement and one commit (statement
       'dbt_multijoin_compact'): the view's rows, written as base rows (`dbt_multijoin_seq` 0),
       replace every store row up to the highest sequence there now. The store is rewritten whole,
@@ -320,9 +322,9 @@
       rows wrote position deletes (Iceberg) or deletion vectors (Delta) into every base file, the
       changed keys being spread over all of them, which every later read of the view filtered out
       again, one more set per compaction. A refresh whose delta rows land after the highest
-      sequence was read keeps them: they are not in the replaced rows. -#}
-  {%- set highest = run_query('select max(dbt_multijoin_seq) as seq from ' ~ store)[0]['seq'] -%}
-  {%- if highest is none or (highest | int) == 0 -%}
+      sequence was read keeps them: they are not in the replaced rows. `highest`: the highest
+      sequence the store holds (_mj_mor_store_state): 0, nothing to fold. -#}
+  {%- if highest == 0 -%}
     {{- return(none) -}}
   {%- endif -%}
   {%- set model_columns = adapter.get_columns_in_relation(view) | map(attribute='name') | list -%}
@@ -347,22 +349,26 @@
 {%- endmacro %}
 
 
-{% macro _mj_mor_maybe_compact(plan) -%}
-  {#- After a refresh: compact when the delta rows pass the model's compaction_share of the base
-      rows (the run var dbt_multijoin_compact=true compacts whatever the share). Returns the base
-      row count to record, or none when it did not compact. -#}
+{% macro _mj_mor_settle(plan) -%}
+  {#- After a refresh's write (or none): compact when the delta rows pass the model's
+      compaction_share of the base rows (the run var dbt_multijoin_compact=true compacts whatever
+      the share), then say which parts the store holds. One query of the store when it does not
+      compact. Returns the base row count to record, or none when it did not compact. -#}
   {%- set store = plan['store'] -%}
   {%- set base_rows = (plan['recorded_properties'].get('dbt_multijoin.mor.base_rows', '0') | int) -%}
-  {%- set delta_rows = dbt_multijoin._mj_mor_delta_rows(store) -%}
+  {%- set state = dbt_multijoin._mj_mor_store_state(store, plan['keys']) -%}
   {%- set share = dbt_multijoin._mj_mor_compaction_share() -%}
   {%- set asked = dbt_multijoin._mj_mor_compaction_asked() -%}
-  {%- if not asked and delta_rows <= share * [base_rows, 1] | max -%}
-    {%- do log("dbt_multijoin: " ~ model.name ~ ": " ~ delta_rows ~ " delta rows beside " ~ base_rows ~ " base rows (compaction at " ~ share ~ " of them)", info=True) -%}
+  {%- if not asked and state['delta_rows'] <= share * [base_rows, 1] | max -%}
+    {%- do log("dbt_multijoin: " ~ model.name ~ ": " ~ state['delta_rows'] ~ " delta rows beside " ~ base_rows ~ " base rows (compaction at " ~ share ~ " of them)", info=True) -%}
+    {%- do dbt_multijoin._mj_mor_settle_parts(store, state) -%}
     {{- return(none) -}}
   {%- endif -%}
-  {%- do log("dbt_multijoin: " ~ model.name ~ ": compacting " ~ delta_rows ~ " delta rows into " ~ base_rows ~ " base rows" ~ (" (asked: dbt_multijoin_compact)" if asked else " (past compaction_share " ~ share ~ ")"), info=True) -%}
-  {%- do dbt_multijoin._mj_mor_compact(store, plan['relation'], plan['keys']) -%}
-  {{- return(dbt_multijoin._mj_mor_count_base(store)) -}}
+  {%- do log("dbt_multijoin: " ~ model.name ~ ": compacting " ~ state['delta_rows'] ~ " delta rows into " ~ base_rows ~ " base rows" ~ (" (asked: dbt_multijoin_compact)" if asked else " (past compaction_share " ~ share ~ ")"), info=True) -%}
+  {%- do dbt_multijoin._mj_mor_compact(store, plan['relation'], plan['keys'], state['highest_seq']) -%}
+  {%- set state = dbt_multijoin._mj_mor_store_state(store, plan['keys'], whole=true) -%}
+  {%- do dbt_multijoin._mj_mor_settle_parts(store, state) -%}
+  {{- return(state['base_rows']) -}}
 {%- endmacro %}
 
 

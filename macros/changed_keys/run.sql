@@ -53,8 +53,7 @@
     {%- if plan['layout'] == 'merge_on_read' and dbt_multijoin._mj_mor_compaction_asked() -%}
       {#- Asked to compact: it does, though nothing changed (then the run records its state). -#}
       {%- do changes.update({'read': true, 'seq': plan['recorded_properties'].get('dbt_multijoin.mor.seq', '0') | int,
-          'base_rows': dbt_multijoin._mj_mor_maybe_compact(plan)}) -%}
-      {%- do dbt_multijoin._mj_mor_settle_parts(plan['store'], plan['keys']) -%}
+          'base_rows': dbt_multijoin._mj_mor_settle(plan)}) -%}
     {%- endif -%}
     {{- return(operator) -}}
   {%- endif -%}
@@ -75,8 +74,7 @@
   {%- if plan['layout'] == 'merge_on_read' -%}
     {%- set seq = (plan['recorded_properties'].get('dbt_multijoin.mor.seq', '0') | int) + 1 -%}
     {%- do dbt_multijoin._mj_mor_write_delta(plan, dbt_multijoin._mj_read_inputs(plan), changes['changed_key_count'], seq) -%}
-    {%- do changes.update({'seq': seq, 'base_rows': dbt_multijoin._mj_mor_maybe_compact(plan)}) -%}
-    {%- do dbt_multijoin._mj_mor_settle_parts(plan['store'], plan['keys']) -%}
+    {%- do changes.update({'seq': seq, 'base_rows': dbt_multijoin._mj_mor_settle(plan)}) -%}
     {{- return(operator) -}}
   {%- elif plan['path'] == 'partial_update' -%}
     {%- do dbt_multijoin._mj_merge_partial_update(plan, relation, dbt_multijoin._mj_read_inputs(plan), changes['changed_key_count']) -%}
