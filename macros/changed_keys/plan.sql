@@ -114,7 +114,7 @@
   {%- endfor -%}
   {%- set plan = {'spec': spec, 'keys': spec['keys'], 'bare': asked['bare'], 'inputs': inputs,
       'schema_change': none, 'path': none, 'why': none, 'layout': layout, 'relation': relation,
-      'store': store, 'recorded_properties': properties} -%}
+      'store': store, 'recorded_properties': properties, 'store_columns': none} -%}
   {%- if layout == 'merge_on_read' -%}
     {%- do dbt_multijoin._mj_mor_check(plan) -%}
   {%- endif -%}
@@ -177,12 +177,22 @@
   {%- endif -%}
   {%- if plan['spec']['partial_update_refused'] is none -%}
     {#- A table built before the model declared one_row_per_key has no presence columns. -#}
-    {%- set existing = adapter.get_columns_in_relation(store_now) | map(attribute='name') | map('lower') | list -%}
+    {%- set existing = dbt_multijoin._mj_store_columns(plan, store_now) | map(attribute='name') | map('lower') | list -%}
     {%- for input in plan['spec']['inputs'] if input['presence_column'] not in existing -%}
       {%- do missing.append('column ' ~ input['presence_column']) -%}
     {%- endfor -%}
   {%- endif -%}
   {{- return(none if not missing else 'no recorded mark for ' ~ missing | join(', ')) -}}
+{%- endmacro %}
+
+
+{% macro _mj_store_columns(plan, store_now) -%}
+  {#- The columns of the table a refresh changes (a merge-on-read model's store), described once
+      per run: the checks of its presence columns and of on_schema_change both read them. -#}
+  {%- if plan['store_columns'] is none -%}
+    {%- do plan.update({'store_columns': adapter.get_columns_in_relation(store_now)}) -%}
+  {%- endif -%}
+  {{- return(plan['store_columns']) -}}
 {%- endmacro %}
 
 
