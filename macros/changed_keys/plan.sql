@@ -177,7 +177,7 @@
   {%- endif -%}
   {%- if plan['spec']['partial_update_refused'] is none -%}
     {#- A table built before the model declared one_row_per_key has no presence columns. -#}
-    {%- set existing = dbt_multijoin._mj_store_columns(plan, store_now) | map(attribute='name') | map('lower') | list -%}
+    {%- set existing = dbt_multijoin._mj_store_columns(plan) | map(attribute='name') | map('lower') | list -%}
     {%- for input in plan['spec']['inputs'] if input['presence_column'] not in existing -%}
       {%- do missing.append('column ' ~ input['presence_column']) -%}
     {%- endfor -%}
@@ -186,11 +186,12 @@
 {%- endmacro %}
 
 
-{% macro _mj_store_columns(plan, store_now) -%}
-  {#- The columns of the table a refresh changes (a merge-on-read model's store), described once
-      per run: the checks of its presence columns and of on_schema_change both read them. -#}
+{% macro _mj_store_columns(plan) -%}
+  {#- The columns of the table a refresh changes (plan['store']: a merge-on-read model's store),
+      described once per run: the checks of its presence columns and of on_schema_change both
+      read them. -#}
   {%- if plan['store_columns'] is none -%}
-    {%- do plan.update({'store_columns': adapter.get_columns_in_relation(store_now)}) -%}
+    {%- do plan.update({'store_columns': adapter.get_columns_in_relation(plan['store'])}) -%}
   {%- endif -%}
   {{- return(plan['store_columns']) -}}
 {%- endmacro %}

@@ -36,7 +36,7 @@
     {%- set own = dbt_multijoin._mj_mor_control_columns(plan['spec']) | map(attribute=0) | list -%}
   {%- endif -%}
   {%- set table = {} -%}
-  {%- for column in dbt_multijoin._mj_store_columns(plan, relation) if (column.name | lower) not in own -%}
+  {%- for column in dbt_multijoin._mj_store_columns(plan) if (column.name | lower) not in own -%}
     {%- do table.update({column.name | lower: column.dtype | lower}) -%}
   {%- endfor -%}
   {%- set wanted = {} -%}
