@@ -4,9 +4,11 @@
 
 
 {% macro default__test_multijoin_equal_rowsets(model, compare_model, columns) %}
-{#- Fails with every row that one side has more often than the other (EXCEPT ALL both ways:
-    duplicates count, NULLs compare equal). Without `columns`, both sides must have the same
-    column names (in any order). -#}
+{#- Fails with every row that one side has more often than the other, as many times as it has it
+    more often (EXCEPT ALL both ways: duplicates count, NULLs compare equal). Without `columns`,
+    both sides must have the same column names (in any order). Each side is read once: its rows
+    counted per distinct row in one aggregate over both, where EXCEPT ALL both ways would read
+    each side twice. -#}
 {%- if not execute -%}
     select 1 as placeholder
 {%- else -%}
@@ -31,39 +33,34 @@
 select {{ dbt_multijoin._mj_string_literal('column mismatch: ' ~ missing | join('; ')) }} as problem
 {%- else -%}
 {%- set column_list = dbt_multijoin._mj_column_list(columns, indent=8) -%}
-with model_rows as (
+with both_sides as (
     select
-        {{ column_list }}
+        {{ column_list }},
+        1 as dbt_multijoin_in_model,
+        0 as dbt_multijoin_in_compare
     from {{ model }}
-),
-
-compare_rows as (
+    union all
     select
-        {{ column_list }}
+        {{ column_list }},
+        0 as dbt_multijoin_in_model,
+        1 as dbt_multijoin_in_compare
     from {{ compare_model }}
 ),
 
-only_in_model as (
-    select * from model_rows
-    except all
-    select * from compare_rows
-),
-
-only_in_compare as (
-    select * from compare_rows
-    except all
-    select * from model_rows
+surpluses as (
+    select
+        {{ column_list }},
+        sum(dbt_multijoin_in_model) - sum(dbt_multijoin_in_compare) as dbt_multijoin_surplus
+    from both_sides
+    group by {{ dbt_multijoin._mj_column_list(columns) }}
+    having sum(dbt_multijoin_in_model) != sum(dbt_multijoin_in_compare)
 )
 
 select
-    'only in model' as side,
-    {{ dbt_multijoin._mj_column_list(columns, 'only_in_model', indent=4) }}
-from only_in_model
-union all
-select
-    'only in compare_model' as side,
-    {{ dbt_multijoin._mj_column_list(columns, 'only_in_compare', indent=4) }}
-from only_in_compare
+    case when surpluses.dbt_multijoin_surplus > 0 then 'only in model' else 'only in compare_model' end as side,
+    {{ dbt_multijoin._mj_column_list(columns, 'surpluses', indent=4) }}
+from surpluses
+    lateral view explode(sequence(cast(1 as bigint), abs(surpluses.dbt_multijoin_surplus))) copies as copy_number
 {%- endif -%}
 {%- endif -%}
 {%- endmacro %}

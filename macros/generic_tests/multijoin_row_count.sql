@@ -7,11 +7,18 @@
 {#- Fails when the output's row count differs from what the inputs imply for a FULL multi-join:
     for every non-null key, the product over the inputs of its row count there (1 where absent),
     plus one row per input row with a NULL key component. Computed from the inputs alone, with
-    aggregates (no join), so it does not share a plan with the model it checks. -#}
+    aggregates (no join), so it does not share a plan with the model it checks; each input is
+    read once: its rows counted per key, NULL components included, and the groups with a NULL
+    component kept apart by input (null_key_input), so that they add up rather than multiply. -#}
 {%- set keys = dbt_multijoin._mj_as_list(key) -%}
 with key_counts as (
 {%- for input in inputs %}
-    {{ dbt_multijoin._mj_key_counts(input, keys, indent=4) }}
+    select
+        {{ dbt_multijoin._mj_column_list(keys, indent=8) }},
+        case when{{ dbt_multijoin._mj_key_predicate(keys, '{k} is null', 'or', 12) }} then {{ loop.index }} end as null_key_input,
+        count(*) as n
+    from {{ input }}
+    group by {{ dbt_multijoin._mj_column_list(keys) }}
 {%- if not loop.last %}
     union all
 {%- endif %}
@@ -21,27 +28,12 @@ with key_counts as (
 rows_per_key as (
     select aggregate(collect_list(n), cast(1 as bigint), (acc, x) -> acc * x) as n
     from key_counts
-    group by {{ dbt_multijoin._mj_column_list(keys) }}
-),
-
-null_key_rows as (
-{%- for input in inputs %}
-    select count(*) as n
-    from {{ input }}
-    where{{ dbt_multijoin._mj_key_predicate(keys, '{k} is null', 'or', 8) }}
-{%- if not loop.last %}
-    union all
-{%- endif %}
-{%- endfor %}
+    group by {{ dbt_multijoin._mj_column_list(keys) }}, null_key_input
 ),
 
 expected as (
-    select coalesce(sum(parts.n), 0) as n
-    from (
-        select rows_per_key.n from rows_per_key
-        union all
-        select null_key_rows.n from null_key_rows
-    ) as parts
+    select coalesce(sum(rows_per_key.n), 0) as n
+    from rows_per_key
 ),
 
 actual as (
