@@ -1,0 +1,145 @@
+"""The SQL of the package's generic tests that count rows, against what it must find, on generated
+data: multijoin_row_count over the vanilla FULL OUTER chain of the inputs (nothing) and over that
+output with a row left out or doubled (one row: expected against actual), multijoin_equal_rowsets
+between a rowset and a perturbed copy (every surplus row, as often as it is in surplus, and its
+side). Inputs with composite keys, NULL key parts (in several inputs at once), duplicate keys,
+empty inputs, NaN and -0.0.
+
+The macros render here in plain Jinja (their files loaded as one template, dbt's `return` and the
+`dbt_multijoin` namespace stood in for): no dbt, so that many examples cost seconds. The dbt
+integration project runs the same tests through dbt, on models that violate them on purpose
+(tests/test_dbt_integration.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from types import SimpleNamespace
+
+import jinja2
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from testkit.dbt import REPO
+from testkit.properties import examples
+
+# The macro files the two tests call into (their own and the helpers they use); dbt's `{% test %}`
+# blocks, which plain Jinja cannot parse, are dropped: the tests' `default__` macros are called
+# directly.
+MACRO_FILES = ("generic_tests/multijoin_row_count.sql", "generic_tests/multijoin_equal_rowsets.sql",
+               "internal/_quoting.sql", "internal/_spec.sql")
+
+
+class _Returned(Exception):
+    """dbt's `return()` inside a macro: ends the macro with a value."""
+
+
+def _give_back(value):
+    raise _Returned(value)
+
+
+def _package(spark):
+    """The package's macros as dbt calls them: `dbt_multijoin.<macro>(...)` gives what the macro
+    returns, or what it renders; dbt's adapter stood in for by one that reads a relation's columns
+    from `spark`."""
+    source = "\n".join(re.sub(r"{% test .*?{% endtest %}", "", (REPO / "macros" / name).read_text(), flags=re.S)
+                       for name in MACRO_FILES)
+    # Jinja keeps a template's macros whose names begin with "_" out of its module: renamed here,
+    # and called through the namespace under their own names.
+    source = source.replace("{% macro _mj_", "{% macro private_mj_")
+    environment = jinja2.Environment(extensions=["jinja2.ext.do"])
+    package = SimpleNamespace()
+    template = environment.from_string(source)
+    adapter = SimpleNamespace(get_columns_in_relation=lambda relation: [
+        SimpleNamespace(name=field.name) for field in spark.table(str(relation)).schema.fields])
+    module = template.make_module({"return": _give_back, "dbt_multijoin": package, "modules": SimpleNamespace(re=re),
+                                   "execute": True, "adapter": adapter})
+
+    def callable_macro(macro):
+        def call(*args, **kwargs):
+            try:
+                return str(macro(*args, **kwargs))
+            except _Returned as returned:
+                return returned.args[0]
+        return call
+
+    for name in dir(module):
+        if name.startswith("private_mj_"):
+            setattr(package, name.removeprefix("private"), callable_macro(getattr(module, name)))
+        elif name.startswith("default__"):
+            setattr(package, name, callable_macro(getattr(module, name)))
+    return package
+
+
+@pytest.fixture(scope="module")
+def package(spark):
+    return _package(spark)
+
+
+KEYS = ["region_id", "device_id"]
+
+
+@st.composite
+def inputs(draw):
+    """1-3 inputs: a composite key (int, string), both parts nullable, few distinct values so that
+    keys repeat within and across inputs; a double payload with NaN and -0.0."""
+    key_part = st.tuples(st.sampled_from([None, 1, 2, 3]), st.sampled_from([None, "a", "b"]))
+    value = st.sampled_from([None, 0.0, -0.0, 1.5, float("nan")])
+    return [draw(st.lists(st.tuples(key_part, value), max_size=7)) for _ in range(draw(st.integers(1, 3)))]
+
+
+def _register(spark, name: str, rows, schema: str) -> None:
+    spark.createDataFrame(rows, schema).createOrReplaceTempView(name)
+
+
+def _vanilla_full_chain(count: int) -> str:
+    """The FULL OUTER chain of t1..t<count> on the composite key, each key part coalesced over the
+    inputs joined before (the multi-join's semantics)."""
+    sql = "select coalesce({}) as region_id, coalesce({}) as device_id from t1".format(
+        ", ".join(f"t{i}.region_id" for i in range(1, count + 1)), ", ".join(f"t{i}.device_id" for i in range(1, count + 1)))
+    for i in range(2, count + 1):
+        before = range(1, i)
+        sql += (f" full outer join t{i} on coalesce({', '.join(f't{j}.region_id' for j in before)}) = t{i}.region_id"
+                f" and coalesce({', '.join(f't{j}.device_id' for j in before)}) = t{i}.device_id")
+    return sql
+
+
+@settings(max_examples=examples(1 / 16))
+@given(tables=inputs(), tamper=st.sampled_from(["none", "drop", "double"]))
+def test_row_count_finds_exactly_a_wrong_count(spark, package, tables, tamper):
+    for index, rows in enumerate(tables, start=1):
+        _register(spark, f"t{index}", [(r, d, v) for (r, d), v in rows], "region_id int, device_id string, v double")
+    output = spark.sql(_vanilla_full_chain(len(tables))).collect()
+    expected = len(output)
+    if tamper == "drop":
+        output = output[1:]
+    elif tamper == "double":
+        output = output + output[:1]
+    _register(spark, "model_output", [tuple(row) for row in output], "region_id int, device_id string")
+    sql = package.default__test_multijoin_row_count("model_output", [f"t{i}" for i in range(1, len(tables) + 1)], KEYS)
+    found = [tuple(row) for row in spark.sql(sql).collect()]
+    assert found == ([] if len(output) == expected else [(expected, len(output))]), (sql, found)
+
+
+def _normalized(row) -> tuple:
+    """A row as a multiset element: NaN equal to NaN, -0.0 to 0.0 (as Spark's grouping does)."""
+    return tuple("NaN" if isinstance(v, float) and v != v else (0.0 if v == 0.0 and isinstance(v, float) else v) for v in row)
+
+
+@settings(max_examples=examples(1 / 10))
+@given(tables=inputs(), data=st.data())
+def test_equal_rowsets_finds_every_surplus_row(spark, package, tables, data):
+    rows = [(r, d, v) for (r, d), v in tables[0]]
+    other = data.draw(st.permutations(rows)) if rows else []
+    other = other[: data.draw(st.integers(0, len(other)))] + data.draw(st.lists(st.sampled_from(rows), max_size=3)) if rows else []
+    extra = [(r, d, v) for (r, d), v in (tables[1] if len(tables) > 1 else [])]
+    _register(spark, "model_rows", rows + extra, "region_id int, device_id string, v double")
+    _register(spark, "compare_rows", other, "region_id int, device_id string, v double")
+    sql = package.default__test_multijoin_equal_rowsets("model_rows", "compare_rows", ["region_id", "device_id", "v"])
+    found = Counter((row[0], _normalized(row[1:])) for row in spark.sql(sql).collect())
+    model, compare = Counter(map(_normalized, rows + extra)), Counter(map(_normalized, other))
+    expected = Counter({("only in model", row): n for row, n in (model - compare).items()})
+    expected.update({("only in compare_model", row): n for row, n in (compare - model).items()})
+    assert found == expected, (sql, found, expected)
