@@ -78,6 +78,14 @@ def package(spark):
     return _package(spark)
 
 
+@pytest.fixture(autouse=True)
+def _drop_views(spark):
+    """The suite shares one session: the temporary views of these tests end with each test."""
+    yield
+    for view in ("t1", "t2", "t3", "model_output", "model_rows", "compare_rows"):
+        spark.catalog.dropTempView(view)
+
+
 KEYS = ["region_id", "device_id"]
 
 
