@@ -1,8 +1,9 @@
-"""The SQL of the package's generic tests that count rows, against what it must find, on generated
+"""The SQL of the package's generic tests that compare rows, against what it must find, on generated
 data: multijoin_row_count over the vanilla FULL OUTER chain of the inputs (nothing) and over that
-output with a row left out or doubled (one row: expected against actual), multijoin_equal_rowsets
-between a rowset and a perturbed copy (every surplus row, as often as it is in surplus, and its
-side). Inputs with composite keys, NULL key parts (in several inputs at once), duplicate keys,
+output with a row left out or doubled (one row: expected against actual),
+multijoin_keys_preserved over that output with a key left out (every input row of that key, NULL
+parts compared null-safe), multijoin_equal_rowsets between a rowset and a perturbed copy (every
+surplus row, as often as it is in surplus, and its side). Inputs with composite keys, NULL key parts (in several inputs at once), duplicate keys,
 empty inputs, NaN and -0.0.
 
 The macros render here in plain Jinja (their files loaded as one template, dbt's `return` and the
@@ -29,7 +30,7 @@ from testkit.properties import examples
 # blocks, which plain Jinja cannot parse, are dropped: the tests' `default__` macros are called
 # directly.
 MACRO_FILES = ("generic_tests/multijoin_row_count.sql", "generic_tests/multijoin_equal_rowsets.sql",
-               "internal/_quoting.sql", "internal/_spec.sql")
+               "generic_tests/multijoin_keys_preserved.sql", "internal/_quoting.sql", "internal/_spec.sql")
 
 
 class _Returned(Exception):
@@ -129,6 +130,21 @@ def test_row_count_finds_exactly_a_wrong_count(spark, package, tables, tamper):
     sql = package.default__test_multijoin_row_count("model_output", [f"t{i}" for i in range(1, len(tables) + 1)], KEYS)
     found = [tuple(row) for row in spark.sql(sql).collect()]
     assert found == ([] if len(output) == expected else [(expected, len(output))]), (sql, found)
+
+
+@settings(max_examples=examples(1 / 16))
+@given(tables=inputs(), data=st.data())
+def test_keys_preserved_finds_every_input_row_of_a_missing_key(spark, package, tables, data):
+    for index, rows in enumerate(tables, start=1):
+        _register(spark, f"t{index}", [(r, d, v) for (r, d), v in rows], "region_id int, device_id string, v double")
+    output = [tuple(row) for row in spark.sql(_vanilla_full_chain(len(tables))).collect()]
+    lost = data.draw(st.sampled_from(sorted(set(output), key=repr))) if output and data.draw(st.booleans()) else None
+    kept = [row for row in output if row != lost]
+    _register(spark, "model_output", kept, "region_id int, device_id string")
+    sql = package.default__test_multijoin_keys_preserved("model_output", [f"t{i}" for i in range(1, len(tables) + 1)], KEYS)
+    found = Counter(tuple(row) for row in spark.sql(sql).collect())
+    expected = Counter((index, r, d) for index, rows in enumerate(tables, start=1) for (r, d), _ in rows if (r, d) == lost)
+    assert found == expected, (sql, found, expected)
 
 
 def _normalized(row) -> tuple:
