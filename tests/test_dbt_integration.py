@@ -27,11 +27,11 @@ from __future__ import annotations
 import json
 import shutil
 
-import jinja2
 import pytest
 
 from testkit.dbt import REPO, SCHEMA, DbtProject, make_project, private_jar, session_build, thrift_server
 from dbt_multijoin import EXTENSION_CLASS
+from testkit.macros import macro_package
 from testkit.thrift_client import hive_query
 
 pytestmark = pytest.mark.slow
@@ -386,19 +386,8 @@ def test_build_empty_thrift(thrift, tmp_path):
     assert rows == [(0,)], rows
 
 
-class MacroReturned(Exception):
-    """dbt's `return()` inside a macro: ends the macro with a value."""
-
-
 def test_macros_name_the_python_packages_extension_class():
     """Macros cannot import Python: the one macro that names the extension class is rendered here
-    (plain Jinja, dbt's `return` stood in for) and must give dbt_multijoin.EXTENSION_CLASS."""
-    source = (REPO / "macros" / "internal" / "_extension.sql").read_text()
-
-    def give_back(value):
-        raise MacroReturned(value)
-
-    template = jinja2.Environment(extensions=["jinja2.ext.do"]).from_string(source + "{{ _mj_extension_class() }}")
-    with pytest.raises(MacroReturned) as returned:
-        template.render({"return": give_back})
-    assert returned.value.args == (EXTENSION_CLASS,)
+    (plain Jinja, testkit/macros.py) and must give dbt_multijoin.EXTENSION_CLASS."""
+    package = macro_package(("internal/_extension.sql",))
+    assert package._mj_extension_class() == EXTENSION_CLASS

@@ -3,80 +3,37 @@ data: multijoin_row_count over the vanilla FULL OUTER chain of the inputs (nothi
 output with a row left out or doubled (one row: expected against actual),
 multijoin_keys_preserved over that output with a key left out (every input row of that key, NULL
 parts compared null-safe), multijoin_equal_rowsets between a rowset and a perturbed copy (every
-surplus row, as often as it is in surplus, and its side). Inputs with composite keys, NULL key parts (in several inputs at once), duplicate keys,
-empty inputs, NaN and -0.0.
+surplus row, as often as it is in surplus, and its side). Inputs with composite keys, NULL key
+parts (in several inputs at once), duplicate keys, empty inputs, NaN and -0.0.
 
-The macros render here in plain Jinja (their files loaded as one template, dbt's `return` and the
-`dbt_multijoin` namespace stood in for): no dbt, so that many examples cost seconds. The dbt
+The macros render in plain Jinja (testkit/macros.py): no dbt, so that many examples cost seconds. The dbt
 integration project runs the same tests through dbt, on models that violate them on purpose
 (tests/test_dbt_integration.py).
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from types import SimpleNamespace
 
-import jinja2
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from testkit.dbt import REPO
+from testkit.macros import macro_package
 from testkit.properties import examples
 
-# The macro files the two tests call into (their own and the helpers they use); dbt's `{% test %}`
-# blocks, which plain Jinja cannot parse, are dropped: the tests' `default__` macros are called
-# directly.
+# The macro files the tests call into: their own and the helpers they use.
 MACRO_FILES = ("generic_tests/multijoin_row_count.sql", "generic_tests/multijoin_equal_rowsets.sql",
                "generic_tests/multijoin_keys_preserved.sql", "internal/_quoting.sql", "internal/_spec.sql")
 
 
-class _Returned(Exception):
-    """dbt's `return()` inside a macro: ends the macro with a value."""
-
-
-def _give_back(value):
-    raise _Returned(value)
-
-
-def _package(spark):
-    """The package's macros as dbt calls them: `dbt_multijoin.<macro>(...)` gives what the macro
-    returns, or what it renders; dbt's adapter stood in for by one that reads a relation's columns
-    from `spark`."""
-    source = "\n".join(re.sub(r"{% test .*?{% endtest %}", "", (REPO / "macros" / name).read_text(), flags=re.S)
-                       for name in MACRO_FILES)
-    # Jinja keeps a template's macros whose names begin with "_" out of its module: renamed here,
-    # and called through the namespace under their own names.
-    source = source.replace("{% macro _mj_", "{% macro private_mj_")
-    environment = jinja2.Environment(extensions=["jinja2.ext.do"])
-    package = SimpleNamespace()
-    template = environment.from_string(source)
-    adapter = SimpleNamespace(get_columns_in_relation=lambda relation: [
-        SimpleNamespace(name=field.name) for field in spark.table(str(relation)).schema.fields])
-    module = template.make_module({"return": _give_back, "dbt_multijoin": package, "modules": SimpleNamespace(re=re),
-                                   "execute": True, "adapter": adapter})
-
-    def callable_macro(macro):
-        def call(*args, **kwargs):
-            try:
-                return str(macro(*args, **kwargs))
-            except _Returned as returned:
-                return returned.args[0]
-        return call
-
-    for name in dir(module):
-        if name.startswith("private_mj_"):
-            setattr(package, name.removeprefix("private"), callable_macro(getattr(module, name)))
-        elif name.startswith("default__"):
-            setattr(package, name, callable_macro(getattr(module, name)))
-    return package
-
-
 @pytest.fixture(scope="module")
 def package(spark):
-    return _package(spark)
+    """The macros, dbt's adapter stood in for by one that reads a relation's columns from `spark`."""
+    adapter = SimpleNamespace(get_columns_in_relation=lambda relation: [
+        SimpleNamespace(name=field.name) for field in spark.table(str(relation)).schema.fields])
+    return macro_package(MACRO_FILES, adapter=adapter, execute=True)
 
 
 @pytest.fixture(autouse=True)
@@ -103,6 +60,13 @@ def _register(spark, name: str, rows, schema: str) -> None:
     spark.createDataFrame(rows, schema).createOrReplaceTempView(name)
 
 
+def _register_inputs(spark, tables) -> list[str]:
+    """Each input as the temporary view t<i>; their names."""
+    for index, rows in enumerate(tables, start=1):
+        _register(spark, f"t{index}", [(r, d, v) for (r, d), v in rows], "region_id int, device_id string, v double")
+    return [f"t{index}" for index in range(1, len(tables) + 1)]
+
+
 def _vanilla_full_chain(count: int) -> str:
     """The FULL OUTER chain of t1..t<count> on the composite key, each key part coalesced over the
     inputs joined before (the multi-join's semantics)."""
@@ -118,8 +82,7 @@ def _vanilla_full_chain(count: int) -> str:
 @settings(max_examples=examples(1 / 16))
 @given(tables=inputs(), tamper=st.sampled_from(["none", "drop", "double"]))
 def test_row_count_finds_exactly_a_wrong_count(spark, package, tables, tamper):
-    for index, rows in enumerate(tables, start=1):
-        _register(spark, f"t{index}", [(r, d, v) for (r, d), v in rows], "region_id int, device_id string, v double")
+    names = _register_inputs(spark, tables)
     output = spark.sql(_vanilla_full_chain(len(tables))).collect()
     expected = len(output)
     if tamper == "drop":
@@ -127,7 +90,7 @@ def test_row_count_finds_exactly_a_wrong_count(spark, package, tables, tamper):
     elif tamper == "double":
         output = output + output[:1]
     _register(spark, "model_output", [tuple(row) for row in output], "region_id int, device_id string")
-    sql = package.default__test_multijoin_row_count("model_output", [f"t{i}" for i in range(1, len(tables) + 1)], KEYS)
+    sql = package.default__test_multijoin_row_count("model_output", names, KEYS)
     found = [tuple(row) for row in spark.sql(sql).collect()]
     assert found == ([] if len(output) == expected else [(expected, len(output))]), (sql, found)
 
@@ -135,13 +98,12 @@ def test_row_count_finds_exactly_a_wrong_count(spark, package, tables, tamper):
 @settings(max_examples=examples(1 / 16))
 @given(tables=inputs(), data=st.data())
 def test_keys_preserved_finds_every_input_row_of_a_missing_key(spark, package, tables, data):
-    for index, rows in enumerate(tables, start=1):
-        _register(spark, f"t{index}", [(r, d, v) for (r, d), v in rows], "region_id int, device_id string, v double")
+    names = _register_inputs(spark, tables)
     output = [tuple(row) for row in spark.sql(_vanilla_full_chain(len(tables))).collect()]
     lost = data.draw(st.sampled_from(sorted(set(output), key=repr))) if output and data.draw(st.booleans()) else None
     kept = [row for row in output if row != lost]
     _register(spark, "model_output", kept, "region_id int, device_id string")
-    sql = package.default__test_multijoin_keys_preserved("model_output", [f"t{i}" for i in range(1, len(tables) + 1)], KEYS)
+    sql = package.default__test_multijoin_keys_preserved("model_output", names, KEYS)
     found = Counter(tuple(row) for row in spark.sql(sql).collect())
     expected = Counter((index, r, d) for index, rows in enumerate(tables, start=1) for (r, d), _ in rows if (r, d) == lost)
     assert found == expected, (sql, found, expected)
@@ -156,8 +118,11 @@ def _normalized(row) -> tuple:
 @given(tables=inputs(), data=st.data())
 def test_equal_rowsets_finds_every_surplus_row(spark, package, tables, data):
     rows = [(r, d, v) for (r, d), v in tables[0]]
-    other = data.draw(st.permutations(rows)) if rows else []
-    other = other[: data.draw(st.integers(0, len(other)))] + data.draw(st.lists(st.sampled_from(rows), max_size=3)) if rows else []
+    # The compare side: some of those rows, in another order, and a few of them again.
+    other = []
+    if rows:
+        kept = data.draw(st.permutations(rows))[: data.draw(st.integers(0, len(rows)))]
+        other = kept + data.draw(st.lists(st.sampled_from(rows), max_size=3))
     extra = [(r, d, v) for (r, d), v in (tables[1] if len(tables) > 1 else [])]
     _register(spark, "model_rows", rows + extra, "region_id int, device_id string, v double")
     _register(spark, "compare_rows", other, "region_id int, device_id string, v double")
