@@ -1,4 +1,5 @@
-{#- Private: SQL the generic tests share. -#}
+{#- Private: the per-key row counts of multijoin_key_unique. (multijoin_row_count counts the groups
+    with a NULL key part as well, kept apart per input, so it writes its own.) -#}
 
 {% macro _mj_key_counts(relation, keys, indent=0) -%}
   {#- One row per non-null key of `relation`: the key columns and n, its number of rows. Every
