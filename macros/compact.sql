@@ -18,12 +18,26 @@
     {{ exceptions.raise_compiler_error("dbt_multijoin.compact: model '" ~ model_name ~ "' has no merge-on-read store " ~ store ~ " (layout='merge_on_read', built at least once)") }}
   {%- endif -%}
   {%- set keys = fromjson(properties['dbt_multijoin.mor.keys']) -%}
+  {%- set share = node.config.get('compaction_share', 0.1) -%}
   {%- set before = dbt_multijoin._mj_mor_store_state(store, keys) -%}
-  {%- do dbt_multijoin._mj_mor_compact(store, view, keys, before['highest_seq']) -%}
+  {#- The compaction's confs, set for its statement alone where the session has not set them: a
+      run-operation's connection ends with it, so one that fails midway leaves them to no one. -#}
+  {%- set listing = dbt_multijoin._mj_conf_listing() -%}
+  {%- set confs = [] -%}
+  {%- for conf in dbt_multijoin._mj_mor_compaction_confs('delta' if 'delta.minReaderVersion' in properties else 'iceberg') if conf['key'] not in listing -%}
+    {%- do confs.append(conf) -%}
+    {%- do dbt_multijoin._mj_exec(dbt_multijoin._mj_set_sql(conf['key'], conf['value'])) -%}
+  {%- endfor -%}
+  {%- set unranged = dbt_multijoin._mj_mor_compact(model_name, store, view, keys, before, properties.get('dbt_multijoin.mor.base_rows', '0') | int,
+      dbt_multijoin._mj_mor_unranged_rows(properties), share) -%}
+  {%- for conf in confs -%}
+    {%- do dbt_multijoin._mj_exec(dbt_multijoin._mj_reset_sql(conf['key'])) -%}
+  {%- endfor -%}
   {%- set after = dbt_multijoin._mj_mor_store_state(store, keys, whole=true) -%}
   {%- if dbt_multijoin._mj_mor_parts_exist(store) -%}
     {%- do dbt_multijoin._mj_mor_settle_parts(store, after) -%}
   {%- endif -%}
-  {%- do dbt_multijoin._mj_exec('alter table ' ~ store ~ " set tblproperties ('dbt_multijoin.mor.base_rows' = '" ~ after['base_rows'] ~ "')") -%}
+  {%- do dbt_multijoin._mj_exec('alter table ' ~ store ~ " set tblproperties ('dbt_multijoin.mor.base_rows' = '" ~ after['base_rows']
+      ~ "', 'dbt_multijoin.mor.unranged_rows' = '" ~ unranged ~ "')") -%}
   {%- do log("dbt_multijoin: " ~ model_name ~ ": compacted " ~ before['delta_rows'] ~ " delta rows into " ~ after['base_rows'] ~ " base rows", info=True) -%}
 {%- endmacro %}

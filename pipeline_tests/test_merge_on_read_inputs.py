@@ -132,7 +132,7 @@ def test_a_merge_on_read_model_is_an_input_of_another_model(project, table_forma
 # store is written sorted by the key; no coalescing of the 8 sort partitions).
 PRUNED_MOR = (
     "{{ config(materialized='multijoin', incremental_strategy='changed_keys', one_row_per_key=true,\n"
-    "          layout='merge_on_read', compaction_share=1000,\n"
+    "          layout='merge_on_read', compaction_share=0.5,\n"
     "          spark_conf={'spark.sql.shuffle.partitions': '8', 'spark.sql.adaptive.coalescePartitions.enabled': 'false'}) }}\n"
     "{{ dbt_multijoin.multi_join([source('inputs', 'a'), source('inputs', 'c')], key='k',\n"
     "    columns={'a': ['v'], 'c': ['v']}, changed_since={'a': 'updated_at', 'c': 'updated_at'}) }}\n"
@@ -151,11 +151,14 @@ def inputs_a_and_c(project, table_format: str, a_rows: str, c_rows: str) -> None
 def test_a_filter_on_the_key_prunes_what_the_view_reads(project, table_format):
     """Readers of the view who filter on the key read the base files whose key range holds it
     (Delta's data skipping, Iceberg's file metrics), not the whole base: sized from the plan by
-    multijoin_scan_size, after a refresh has written delta rows and after a compaction."""
+    multijoin_scan_size, after a refresh has written delta rows, after a compaction that keeps
+    each base file's key range (a new key in a file of its own), and after one that sorts the
+    store again (the rows outside a file's range past compaction_share)."""
     from pipeline_tests.test_scan_size import scan_size
 
     spark, table = project.spark, project.table
     inputs_a_and_c(project, table_format, "select id, id, 1000 from range(200)", "select id * 2, id, 1000 from range(100)")
+    vanilla = f"select coalesce(a.k, c.k) as k, a.v as a_v, c.v as c_v from {table('a')} as a full outer join {table('c')} as c on a.k = c.k"
     project.model("pruned", PRUNED_MOR)
     assert project.dbt("run").success
     # No delta row and no NULL key yet: a reader scans the base rows alone.
@@ -165,25 +168,38 @@ def test_a_filter_on_the_key_prunes_what_the_view_reads(project, table_format):
     assert refreshed.success and "pruned: partial update" in refreshed.output, refreshed.describe()
     assert view_parts(project, "pruned") == (True, False)
 
-    whole_files, whole_bytes, _ = scan_size(spark, f"select * from {table('pruned')}")
-    one_files, one_bytes, _ = scan_size(spark, f"select * from {table('pruned')} where k = 150")
-    # The base is 8 files and a key is in one of them: 7 fewer files read. (The view's join reads
-    # the delta rows' file, filter or not: it holds keys 3 to 150.)
-    assert whole_files - one_files >= 7 and one_bytes < whole_bytes, (whole_files, whole_bytes, one_files, one_bytes)
+    def pruned_by_a_key() -> None:
+        whole_files, whole_bytes, _ = scan_size(spark, f"select * from {table('pruned')}")
+        one_files, one_bytes, _ = scan_size(spark, f"select * from {table('pruned')} where k = 150")
+        # The base is 8 files and a key is in one of them: 7 fewer files read.
+        assert whole_files - one_files >= 7 and one_bytes < whole_bytes, (whole_files, whole_bytes, one_files, one_bytes)
+
+    # (The view's join reads the delta rows' file, filter or not: it holds keys 3 to 150.)
+    pruned_by_a_key()
     assert project.rows(f"select k, a_v, c_v from {table('pruned')} where k = 150") == \
         project.rows("select 150, -1, 75")
-    # A compaction rewrites the store sorted by the key, as the full build wrote it: a key is
-    # still in one base file of the 8, and no delta file is left to read.
+    # A compaction folds the delta rows into the base files they belong to, each file read and
+    # written back alone: a key is still in one base file of the 8, the new key 1000 is in a file
+    # of its own, and no delta file is left to read.
     spark.sql(f"update {table('a')} set v = -2, updated_at = 1002 where k = 151")
+    spark.sql(f"insert into {table('a')} values (1000, 7, 1002)")
     compacted = project.dbt("run", "--vars", "{dbt_multijoin_compact: true}")
     assert compacted.success and "pruned: compacting" in compacted.output, compacted.describe()
+    assert "pruned: the compaction keeps each base file's key range; 1 new key(s) go to files of their own" in compacted.output, compacted.output
     assert project.rows(f"select count(*) from {table('pruned__dbt_mj_store')} where dbt_multijoin_seq > 0") == project.rows("select 0")
     assert view_parts(project, "pruned") == (False, False)
-    whole_files, whole_bytes, _ = scan_size(spark, f"select * from {table('pruned')}")
-    one_files, one_bytes, _ = scan_size(spark, f"select * from {table('pruned')} where k = 150")
-    assert whole_files - one_files >= 7 and one_bytes < whole_bytes, (whole_files, whole_bytes, one_files, one_bytes)
-    assert project.rows(f"select k, a_v, c_v from {table('pruned')} where k in (150, 151)") == \
-        project.rows("select 150, -1, 75 union all select 151, -2, null")
+    pruned_by_a_key()
+    assert project.rows(f"select k, a_v, c_v from {table('pruned')} where k in (150, 151, 1000)") == \
+        project.rows("select 150, -1, 75 union all select 151, -2, null union all select 1000, 7, null")
+    # 150 new keys (151 delta rows with c's marker of its NULL-keyed rows), past compaction_share
+    # (0.5) of the 201 base rows: the run compacts, and the rows outside a file's range would pass
+    # the share too, so it sorts the store again.
+    spark.sql(f"insert into {table('c')} select id, id, 1003 from range(2000, 2150)")
+    resorted = project.dbt("run")
+    assert resorted.success and "pruned: compacting 151 delta rows into 201 base rows" in resorted.output, resorted.describe()
+    assert "pruned: the compaction sorts the store by the key: 151 base row(s) would be outside" in resorted.output, resorted.output
+    pruned_by_a_key()
+    assert project.rows(f"select k, a_v, c_v from {table('pruned')}") == project.rows(vanilla)
 
 
 # A merge-on-read model keyed on two columns, over inputs a and c with a row per key; a key with a

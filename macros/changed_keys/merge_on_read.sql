@@ -3,8 +3,8 @@
 
     The table readers name is a view over one store table, `<model>__dbt_mj_store`, which holds:
     - base rows (`dbt_multijoin_seq` = 0): the wide table as the last full build or compaction left
-      it, written sorted by the key, so that each file covers a range of keys and a filter on the
-      key skips the others;
+      it, each file a range of keys (a full build writes them sorted by the key), so that a filter
+      on the key skips the others;
     - delta rows (`dbt_multijoin_seq` > 0, the last run that wrote them): one per key a refresh
       changed since the last compaction, holding the latest columns and presence of each input
       a refresh changed for the key (`dbt_multijoin_touched_<i>`: whether the row carries input
@@ -18,7 +18,12 @@
     NULL-keyed rows of each input's latest generation. One delta row per key needs no aggregate in
     the view, which every reader would pay for. It is plain Spark SQL,
     so any Spark reads it, with or without the extension. A compaction folds the delta rows into
-    base rows in one statement (one commit): the view's rows replace every store row.
+    base rows in one statement (one commit): the view's rows replace every store row. It keeps
+    each base file's key range: each file is read by a task of its own and written back as one
+    file, so no shuffle and no second read of the view; the rows of keys no base row had go to
+    files of their own, which cover no one range. Once such rows pass the model's
+    compaction_share of the base rows, a compaction sorts the whole store by the key again, as a
+    full build writes it (_mj_mor_compact).
 
     Which parts of the view a reader pays for follows what the store holds. A second view,
     `<model>__dbt_mj_store_parts`, is one row of two literals: whether the store may hold delta
@@ -93,16 +98,18 @@
 {% macro _mj_mor_store_state(store, keys, whole=false) -%}
   {#- What the store holds, in one query after a write: {delta_rows, highest_seq, null_keyed_rows
       (whether a NULL-keyed row may be read: one an earlier generation replaced still counts, the
-      view's branch then finds nothing but is kept), base_rows (with `whole`; else none)}. Without
+      view's branch then finds nothing but is kept), new_key_rows (the delta rows of keys no base
+      row has), base_rows (with `whole`; else none)}. Without
       `whole` the filter lets the formats' file statistics skip the base files that hold no NULL
       key; the base rows are counted only after a build or a compaction, which wrote them. -#}
   {%- set state = run_query(
       'select count_if(dbt_multijoin_seq > 0) as delta_rows, coalesce(max(dbt_multijoin_seq), 0) as highest_seq, '
+      ~ 'count_if(dbt_multijoin_seq > 0 and not dbt_multijoin_in_base) as new_key_rows, '
       ~ 'coalesce(max((dbt_multijoin_seq = 0 and (' ~ dbt_multijoin._mj_any_key_null(none, keys) ~ ')) '
       ~ 'or (dbt_multijoin_seq > 0 and dbt_multijoin_null_group is not null and not coalesce(dbt_multijoin_null_marker, false))), false) as null_keyed_rows'
       ~ (', count_if(dbt_multijoin_seq = 0) as base_rows' if whole else '')
       ~ ' from ' ~ store ~ ('' if whole else ' where dbt_multijoin_seq > 0 or ' ~ dbt_multijoin._mj_any_key_null(none, keys)))[0] -%}
-  {{- return({'delta_rows': state['delta_rows'] | int, 'highest_seq': state['highest_seq'] | int,
+  {{- return({'delta_rows': state['delta_rows'] | int, 'highest_seq': state['highest_seq'] | int, 'new_key_rows': state['new_key_rows'] | int,
       'null_keyed_rows': (state['null_keyed_rows'] | string | lower) in ['true', '1'],
       'base_rows': state['base_rows'] | int if whole else none}) -}}
 {%- endmacro %}
@@ -313,20 +320,79 @@
 
 
 {#- Compaction. -#}
-{% macro _mj_mor_compact(store, view, keys, highest) -%}
+{% macro _mj_mor_unranged_rows(properties) -%}
+  {#- The base rows outside a file's key range (the rows of new keys that compactions since the
+      last sorted write put in files of their own), as the store records them: 0 for a store an
+      earlier release wrote, whose every write was sorted. -#}
+  {{- return(properties.get('dbt_multijoin.mor.unranged_rows', '0') | int) -}}
+{%- endmacro %}
+
+
+{% macro _mj_mor_store_properties(file_format) -%}
+  {#- Table properties of the store: an Iceberg store's files are each read in a task of their own
+      (an open cost of 1 GiB outweighs the split target), so that a compaction that keeps the key
+      ranges writes each file back alone; Iceberg plans its scans itself, with no session conf for
+      it. On Delta the compaction sets Spark's conf for the same (_mj_mor_compaction_confs). -#}
+  {{- return({'read.split.open-file-cost': '1073741824'} if file_format == 'iceberg' else {}) -}}
+{%- endmacro %}
+
+
+{% macro _mj_mor_compaction_confs(file_format) -%}
+  {#- The confs under which a compaction of a Delta store reads each file in a task of its own:
+      Spark packs small files into one task by their size (spark.sql.files.openCostInBytes, the
+      cost it counts for opening one, above any task's bytes packs none; a file larger than a
+      task still splits, into pieces of one range). Without it a task that read two files would
+      write one file covering both ranges and the keys between: the rows are the same, a filter on
+      the key skips less. A value the session sets is left to it. -#}
+  {{- return([{'key': 'spark.sql.files.openCostInBytes', 'value': '1073741824', 'unless_set': true}] if file_format == 'delta' else []) -}}
+{%- endmacro %}
+
+
+{% macro _mj_mor_write_confs(settings) -%}
+  {#- The compaction's confs among a merge-on-read run's write confs (_mj_incremental_confs): the
+      run compacts inside its write, whose reads of the store (the delta rows, the base rows'
+      keys) then also take a task per file. Set only beside the model's other confs, as the
+      MERGE's are (_mj_merge_friendly_confs says why); a value the model's own `spark_conf` gives
+      is left to it. -#}
+  {%- if config.get('layout', 'table') != 'merge_on_read' or settings['confs'] | length == 0 -%}
+    {{- return([]) -}}
+  {%- endif -%}
+  {%- set own = settings['confs'] | map(attribute='key') | list -%}
+  {%- set confs = [] -%}
+  {%- for conf in dbt_multijoin._mj_mor_compaction_confs(config.get('file_format')) if conf['key'] not in own -%}
+    {%- do confs.append(conf) -%}
+  {%- endfor -%}
+  {{- return(confs) -}}
+{%- endmacro %}
+
+
+{% macro _mj_mor_compact(name, store, view, keys, state, base_rows, unranged_rows, share) -%}
   {#- Fold the delta rows into base rows, in one statement and one commit (statement
       'dbt_multijoin_compact'): the view's rows, written as base rows (`dbt_multijoin_seq` 0),
-      replace every store row up to the highest sequence there now. The store is rewritten whole,
-      sorted by the key as a full build writes it (each file a range of keys, which a filter on
-      the key skips), and holds no deleted rows afterwards: a MERGE that replaced the delta keys'
-      rows wrote position deletes (Iceberg) or deletion vectors (Delta) into every base file, the
-      changed keys being spread over all of them, which every later read of the view filtered out
-      again, one more set per compaction. A refresh whose delta rows land after the highest
-      sequence was read keeps them: they are not in the replaced rows. `highest`: the highest
-      sequence the store holds (_mj_mor_store_state): 0, nothing to fold. -#}
-  {%- if highest == 0 -%}
-    {{- return(none) -}}
+      replace every store row up to the highest sequence there now (`state`:
+      _mj_mor_store_state; 0, nothing to fold). The store holds no deleted rows afterwards: a
+      MERGE that replaced the delta keys' rows wrote position deletes (Iceberg) or deletion
+      vectors (Delta) into every base file, the changed keys being spread over all of them, which
+      every later read of the view filtered out again, one more set per compaction. A refresh
+      whose delta rows land after the highest sequence was read keeps them: they are not in the
+      replaced rows.
+      Two ways, both giving the view's rows:
+      - keeping the key ranges (`sort by`): each store file is read by a task of its own
+        (_mj_mor_store_properties, _mj_mor_compaction_confs) and the view's join broadcasts the
+        delta rows, so a base file's rows, their delta columns folded in, come out of one task
+        and are written as one file with the same key range: no shuffle and one read of the view.
+        The rows of keys no base row had come out of the tasks that read delta files, into files
+        that cover no one range, which a filter on the key reads whatever it asks for;
+      - sorted by the key (`order by`), as a full build writes the store: a shuffle by key range,
+        whose bounds Spark samples by reading the view once more. Taken once the rows outside a
+        file's range (`unranged_rows`, recorded on the store, and this compaction's new keys)
+        would pass `share` (the model's compaction_share) of the base rows.
+      Returns the rows outside a file's range after it. -#}
+  {%- if state['highest_seq'] == 0 -%}
+    {{- return(unranged_rows) -}}
   {%- endif -%}
+  {%- set unranged = unranged_rows + state['new_key_rows'] -%}
+  {%- set keep_ranges = unranged <= share * [base_rows, 1] | max -%}
   {%- set model_columns = adapter.get_columns_in_relation(view) | map(attribute='name') | list -%}
   {%- set items = [] -%}
   {%- for column in adapter.get_columns_in_relation(store) -%}
@@ -336,10 +402,16 @@
       {%- do items.append(('0' if column.name == 'dbt_multijoin_seq' else 'cast(null as ' ~ column.data_type ~ ')') ~ ' as ' ~ dbt_multijoin._mj_quote(column.name)) -%}
     {%- endif -%}
   {%- endfor -%}
+  {%- if keep_ranges -%}
+    {%- do log("dbt_multijoin: " ~ name ~ ": the compaction keeps each base file's key range; " ~ state['new_key_rows'] ~ " new key(s) go to files of their own (" ~ unranged ~ " base row(s) outside a file's range, sorted again past compaction_share " ~ share ~ ")", info=True) -%}
+  {%- else -%}
+    {%- do log("dbt_multijoin: " ~ name ~ ": the compaction sorts the store by the key: " ~ unranged ~ " base row(s) would be outside a file's key range, past compaction_share " ~ share ~ " of " ~ base_rows, info=True) -%}
+  {%- endif -%}
   {%- call statement('dbt_multijoin_compact') -%}
-    insert into {{ store }} replace where dbt_multijoin_seq <= {{ highest }}
-    select {{ items | join(', ') }} from {{ view }} order by {{ dbt_multijoin._mj_column_list(keys) }}
+    insert into {{ store }} replace where dbt_multijoin_seq <= {{ state['highest_seq'] }}
+    select {{ items | join(', ') }} from {{ view }} {{ 'sort' if keep_ranges else 'order' }} by {{ dbt_multijoin._mj_column_list(keys) }}
   {%- endcall -%}
+  {{- return(unranged if keep_ranges else 0) -}}
 {%- endmacro %}
 
 
@@ -353,7 +425,7 @@
   {#- After a refresh's write (or none): compact when the delta rows pass the model's
       compaction_share of the base rows (the run var dbt_multijoin_compact=true compacts whatever
       the share), then say which parts the store holds. One query of the store when it does not
-      compact. Returns the base row count to record, or none when it did not compact. -#}
+      compact. Returns {base_rows, unranged_rows} to record, or none when it did not compact. -#}
   {%- set store = plan['store'] -%}
   {%- set base_rows = (plan['recorded_properties'].get('dbt_multijoin.mor.base_rows', '0') | int) -%}
   {%- set state = dbt_multijoin._mj_mor_store_state(store, plan['keys']) -%}
@@ -365,10 +437,11 @@
     {{- return(none) -}}
   {%- endif -%}
   {%- do log("dbt_multijoin: " ~ model.name ~ ": compacting " ~ state['delta_rows'] ~ " delta rows into " ~ base_rows ~ " base rows" ~ (" (asked: dbt_multijoin_compact)" if asked else " (past compaction_share " ~ share ~ ")"), info=True) -%}
-  {%- do dbt_multijoin._mj_mor_compact(store, plan['relation'], plan['keys'], state['highest_seq']) -%}
+  {%- set unranged = dbt_multijoin._mj_mor_compact(model.name, store, plan['relation'], plan['keys'], state, base_rows,
+      dbt_multijoin._mj_mor_unranged_rows(plan['recorded_properties']), share) -%}
   {%- set state = dbt_multijoin._mj_mor_store_state(store, plan['keys'], whole=true) -%}
   {%- do dbt_multijoin._mj_mor_settle_parts(store, state) -%}
-  {{- return(state['base_rows']) -}}
+  {{- return({'base_rows': state['base_rows'], 'unranged_rows': unranged}) -}}
 {%- endmacro %}
 
 

@@ -53,7 +53,7 @@
     {%- if plan['layout'] == 'merge_on_read' and dbt_multijoin._mj_mor_compaction_asked() -%}
       {#- Asked to compact: it does, though nothing changed (then the run records its state). -#}
       {%- do changes.update({'read': true, 'seq': plan['recorded_properties'].get('dbt_multijoin.mor.seq', '0') | int,
-          'base_rows': dbt_multijoin._mj_mor_settle(plan)}) -%}
+          'compacted': dbt_multijoin._mj_mor_settle(plan)}) -%}
     {%- endif -%}
     {{- return(operator) -}}
   {%- endif -%}
@@ -74,7 +74,7 @@
   {%- if plan['layout'] == 'merge_on_read' -%}
     {%- set seq = (plan['recorded_properties'].get('dbt_multijoin.mor.seq', '0') | int) + 1 -%}
     {%- do dbt_multijoin._mj_mor_write_delta(plan, dbt_multijoin._mj_read_inputs(plan), changes['changed_key_count'], seq) -%}
-    {%- do changes.update({'seq': seq, 'base_rows': dbt_multijoin._mj_mor_settle(plan)}) -%}
+    {%- do changes.update({'seq': seq, 'compacted': dbt_multijoin._mj_mor_settle(plan)}) -%}
     {{- return(operator) -}}
   {%- elif plan['path'] == 'partial_update' -%}
     {%- do dbt_multijoin._mj_merge_partial_update(plan, relation, dbt_multijoin._mj_read_inputs(plan), changes['changed_key_count']) -%}
@@ -100,13 +100,18 @@
   {%- if plan['path'] == 'full' -%}
     {%- do properties.update(dbt_multijoin._mj_merge_friendly_properties()) -%}
   {%- endif -%}
-  {#- The merge-on-read store: its last delta sequence (a full build starts again from 0) and its
-      base rows, where the run counted them (a full build, a compaction). -#}
+  {#- The merge-on-read store: its last delta sequence (a full build starts again from 0), its own
+      table properties, and its base rows and those outside a file's key range, where the run
+      counted them (a full build, sorted; a compaction). -#}
   {%- if plan['layout'] == 'merge_on_read' -%}
     {%- do properties.update({'dbt_multijoin.mor.seq': changes.get('seq', 0) | string, 'dbt_multijoin.mor.keys': tojson(plan['keys']),
         'dbt_multijoin.mor.delta': dbt_multijoin._mj_mor_delta_kind()}) -%}
+    {%- do properties.update(dbt_multijoin._mj_mor_store_properties(config.get('file_format'))) -%}
     {%- if changes.get('base_rows') is not none -%}
-      {%- do properties.update({'dbt_multijoin.mor.base_rows': changes['base_rows'] | string}) -%}
+      {%- do properties.update({'dbt_multijoin.mor.base_rows': changes['base_rows'] | string, 'dbt_multijoin.mor.unranged_rows': '0'}) -%}
+    {%- elif changes.get('compacted') -%}
+      {%- do properties.update({'dbt_multijoin.mor.base_rows': changes['compacted']['base_rows'] | string,
+          'dbt_multijoin.mor.unranged_rows': changes['compacted']['unranged_rows'] | string}) -%}
     {%- endif -%}
   {%- endif -%}
   {{- return(properties) -}}

@@ -39,11 +39,12 @@
 {% macro _mj_incremental_confs(strategy, settings) -%}
   {#- Confs an incremental strategy needs for the run, set and restored like the model's own
       (`settings`: _mj_model_settings): insert_overwrite on a partitioned table replaces only the
-      partitions the query writes; changed_keys, its MERGE's (changed_keys/run.sql). -#}
+      partitions the query writes; changed_keys, its MERGE's (changed_keys/run.sql) and a
+      merge-on-read compaction's (changed_keys/merge_on_read.sql). -#}
   {%- if strategy == 'insert_overwrite' and config.get('partition_by') -%}
     {{- return([{'key': 'spark.sql.sources.partitionOverwriteMode', 'value': 'DYNAMIC'}]) -}}
   {%- elif strategy == 'changed_keys' -%}
-    {{- return(dbt_multijoin._mj_merge_friendly_confs(settings)) -}}
+    {{- return(dbt_multijoin._mj_merge_friendly_confs(settings) + dbt_multijoin._mj_mor_write_confs(settings)) -}}
   {%- endif -%}
   {{- return([]) -}}
 {%- endmacro %}
