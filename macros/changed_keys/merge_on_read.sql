@@ -332,8 +332,9 @@
   {#- Table properties of the store: an Iceberg store's files are each read in a task of their own
       (an open cost of 1 GiB outweighs the split target), so that a compaction that keeps the key
       ranges writes each file back alone; Iceberg plans its scans itself, with no session conf for
-      it. On Delta the compaction sets Spark's conf for the same (_mj_mor_compaction_confs). -#}
-  {{- return({'read.split.open-file-cost': '1073741824'} if file_format == 'iceberg' else {}) -}}
+      it. On Delta the compaction sets Spark's conf for the same (_mj_mor_compaction_confs). A
+      property the model's own `tblproperties` sets is left to it. -#}
+  {{- return(dbt_multijoin._mj_unless_configured({'read.split.open-file-cost': '1073741824'} if file_format == 'iceberg' else {})) -}}
 {%- endmacro %}
 
 

@@ -124,10 +124,15 @@
       copy-on-write MERGE rewrites the whole table to replace 1% of its keys: deletion vectors
       (Delta) and merge-on-read (Iceberg) mark the replaced rows instead. A property the model's
       own `tblproperties` sets is left to it. -#}
-  {%- set wanted = {
+  {{- return(dbt_multijoin._mj_unless_configured({
       'delta': {'delta.enableDeletionVectors': 'true'},
       'iceberg': {'write.delete.mode': 'merge-on-read', 'write.update.mode': 'merge-on-read', 'write.merge.mode': 'merge-on-read'},
-  }.get(config.get('file_format'), {}) -%}
+  }.get(config.get('file_format'), {}))) -}}
+{%- endmacro %}
+
+
+{% macro _mj_unless_configured(wanted) -%}
+  {#- The table properties of `wanted` that the model's own `tblproperties` leaves unset. -#}
   {%- set configured = config.get('tblproperties') or {} -%}
   {%- set properties = {} -%}
   {%- for key, value in wanted.items() if key not in configured -%}
