@@ -24,7 +24,7 @@
       run-operation's connection ends with it, so one that fails midway leaves them to no one. -#}
   {%- set listing = dbt_multijoin._mj_conf_listing() -%}
   {%- set confs = [] -%}
-  {%- for conf in dbt_multijoin._mj_mor_compaction_confs('delta' if 'delta.minReaderVersion' in properties else 'iceberg') if conf['key'] not in listing -%}
+  {%- for conf in dbt_multijoin._mj_mor_compaction_confs(dbt_multijoin._mj_table_format(properties)) if conf['key'] not in listing -%}
     {%- do confs.append(conf) -%}
     {%- do dbt_multijoin._mj_exec(dbt_multijoin._mj_set_sql(conf['key'], conf['value'])) -%}
   {%- endfor -%}

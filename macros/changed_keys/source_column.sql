@@ -45,7 +45,7 @@
   {%- if not modules.re.fullmatch('(tinyint|smallint|int|integer|bigint|long|date|timestamp|timestamp_ntz|timestamp_ltz|string|decimal\\(\\d+,\\s*\\d+\\))', dtype) -%}
     {%- do dbt_multijoin._mj_fail("changed_since column '" ~ found[0]['column'] ~ "' of input '" ~ input['name'] ~ "' (" ~ input['relation'] ~ ") has type " ~ dtype ~ ": use an integral, decimal, date, timestamp or string column") -%}
   {%- endif -%}
-  {%- set table_format = 'iceberg' if (properties.get('format', '') | lower).startswith('iceberg') else ('delta' if 'delta.minReaderVersion' in properties else none) -%}
+  {%- set table_format = dbt_multijoin._mj_table_format(properties) -%}
   {%- set tracked = table_format == 'delta' and (properties.get('delta.enableRowTracking', 'false') | lower) == 'true'
       and (properties.get('delta.rowTrackingSuspended', 'false') | lower) != 'true' -%}
   {%- set source = {'column': found[0]['column'], 'dtype': dtype,

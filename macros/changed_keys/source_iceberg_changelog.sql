@@ -9,7 +9,7 @@
     never found again, and each later statement of the run read the changelog again. -#}
 
 {% macro _mj_iceberg_changelog_source(input, properties) -%}
-  {%- if input['changed_since'] != 'change_feed' or not (properties.get('format', '') | lower).startswith('iceberg') -%}
+  {%- if input['changed_since'] != 'change_feed' or dbt_multijoin._mj_table_format(properties) != 'iceberg' -%}
     {{- return(none) -}}
   {%- endif -%}
   {#- Its current snapshot: read with the format, in the same metadata query. -#}

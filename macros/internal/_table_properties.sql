@@ -48,3 +48,13 @@
   {%- endfor -%}
   {{- return(properties) -}}
 {%- endmacro %}
+
+
+{% macro _mj_table_format(properties) -%}
+  {#- The format of a table by its properties (_mj_table_properties): 'iceberg', 'delta', or none
+      for a table of neither. -#}
+  {%- if (properties.get('format', '') | lower).startswith('iceberg') -%}
+    {{- return('iceberg') -}}
+  {%- endif -%}
+  {{- return('delta' if 'delta.minReaderVersion' in properties else none) -}}
+{%- endmacro %}
