@@ -52,6 +52,13 @@
 {%- endmacro %}
 
 
+{% macro _mj_mor_broadcast_key_limit() -%}
+  {#- The most changed keys a refresh sends to every task to find which have a base row (a project
+      var, 1,000,000 by default: a hash table of some tens of MB in each executor). -#}
+  {{- return(var('dbt_multijoin_broadcast_key_limit', 1000000) | int) -}}
+{%- endmacro %}
+
+
 {% macro _mj_mor_delta_kind() -%}
   {#- What the store's delta rows are, recorded on it: a store an earlier release wrote (a delta
       row per key and run, which the view aggregated) is built again once. -#}
@@ -260,10 +267,20 @@
   {%- set key_table = dbt_multijoin._mj_changed_keys_table(relation) -%}
   {%- do dbt_multijoin._mj_write_scratch_table(rows_table, dbt_multijoin._mj_partial_merge_source(plan, changed), 'dbt_multijoin_changed_rows') -%}
   {%- set in_base_table = dbt_multijoin._mj_sibling(relation, '__dbt_mj_in_base') -%}
-  {%- set store_columns = adapter.get_columns_in_relation(store) -%}
-  {%- set filter = dbt_multijoin._mj_replaced_rows_filter(store_columns, key_table, keys, key_count, reader='the refresh reads the base rows\' keys') -%}
+  {#- Which changed keys have a base row: a scan of the base rows' key column, semi-joined to the
+      changed keys. Up to _mj_mor_broadcast_key_limit changed keys, each task holds them all
+      (a broadcast) and looks every base key up once; a hash or bloom filter before that lookup
+      would only hash every base key a second time. Above it, the filter keeps the join's shuffle
+      to the changed keys' rows and about 1% of the others. -#}
+  {%- if key_count <= dbt_multijoin._mj_mor_broadcast_key_limit() -%}
+    {%- set hint, filter = '/*+ BROADCAST(changed) */ ', none -%}
+    {%- do log("dbt_multijoin: " ~ model.name ~ ": the refresh looks the base rows' keys up among the " ~ key_count ~ " changed keys, which every task holds (a broadcast)", info=True) -%}
+  {%- else -%}
+    {%- set hint = '' -%}
+    {%- set filter = dbt_multijoin._mj_replaced_rows_filter(adapter.get_columns_in_relation(store), key_table, keys, key_count, reader='the refresh reads the base rows\' keys') -%}
+  {%- endif -%}
   {%- do dbt_multijoin._mj_write_scratch_table(in_base_table,
-      'select distinct ' ~ dbt_multijoin._mj_column_list(keys, 'target') ~ ' from ' ~ store ~ ' as target left semi join ' ~ key_table ~ ' as changed on ' ~ dbt_multijoin._mj_same_keys('target', 'changed', keys)
+      'select ' ~ hint ~ 'distinct ' ~ dbt_multijoin._mj_column_list(keys, 'target') ~ ' from ' ~ store ~ ' as target left semi join ' ~ key_table ~ ' as changed on ' ~ dbt_multijoin._mj_same_keys('target', 'changed', keys)
       ~ ' where target.dbt_multijoin_seq = 0' ~ (' and ' ~ filter if filter else ''), 'dbt_multijoin_in_base') -%}
 
   {%- set items = [] -%}
