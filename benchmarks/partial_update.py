@@ -114,6 +114,9 @@ class Target:
 
 SPEEDUP = Target("full rebuild ÷ refresh at 16M >= 10", ">=", 10.0)
 SCALING = Target("refresh at 16M ÷ refresh at 2M <= 1.5", "<=", 1.5)
+# The merge-on-read layout's refresh reads no column of the table but its key, so it is held to a
+# flatter bound.
+SCALING_MERGE_ON_READ = Target("refresh at 16M ÷ refresh at 2M <= 1.2", "<=", 1.2)
 TARGET_LARGE, TARGET_SMALL = 16_000_000, 2_000_000
 
 
@@ -569,19 +572,20 @@ def markdown(results: dict) -> str:
 
     lines += ["## Targets", ""]
     rows = []
+    scaling = SCALING_MERGE_ON_READ if results.get("layout") == "merge_on_read" else SCALING
     for shape in shapes:
         found = evaluate(results, shape)
         value, at = found["speedup"]
         rows.append([SPEEDUP.name, shape, f"{value:.2f} {'met' if SPEEDUP.met(value) else 'MISSED'}"
                      + ("" if at == TARGET_LARGE else f" (at {rows_label(at)})")])
         if "scaling" in found and not results.get("changed_rows"):
-            rows.append([SCALING.name, shape, "not measured: the changed rows grew with the size (--changed-rows holds them equal)"])
+            rows.append([scaling.name, shape, "not measured: the changed rows grew with the size (--changed-rows holds them equal)"])
         elif "scaling" in found:
             value, large, small = found["scaling"]
             measured = "" if (large, small) == (TARGET_LARGE, TARGET_SMALL) else f" ({rows_label(large)} ÷ {rows_label(small)})"
-            rows.append([SCALING.name, shape, f"{value:.2f} {'met' if SCALING.met(value) else 'MISSED'}{measured}"])
+            rows.append([scaling.name, shape, f"{value:.2f} {'met' if scaling.met(value) else 'MISSED'}{measured}"])
         else:
-            rows.append([SCALING.name, shape, "not measured (one size)"])
+            rows.append([scaling.name, shape, "not measured (one size)"])
     lines += _table(["target", "shape", "value"], rows)
 
     lines += ["## Refresh and full rebuild", ""]

@@ -221,6 +221,14 @@ def test_the_partial_update_report_evaluates_the_targets_and_writes_its_notes():
     assert "`one_input` at 16M" in notes and "`one_input` at 2M" not in notes
     assert "equalled the full rebuild after each of the 4 change days" in notes
 
+    # The merge-on-read layout's refresh is held to a flatter bound.
+    merge_on_read = {**_partial_update_results({2_000_000: 30_000, 16_000_000: 30_000}, changed_rows=20_000), "layout": "merge_on_read"}
+    for size in merge_on_read["sizes"]:
+        for days in size["shapes"].values():
+            for measured in days:
+                measured.update(reader_scan_seconds=2.0, table_scan_seconds=1.5, delta_share=0.01, compacted=False)
+    assert "| refresh at 16M ÷ refresh at 2M <= 1.2 | one_input | 8.00 MISSED |" in partial_update.markdown(merge_on_read)
+
     small = partial_update.markdown(_partial_update_results({50_000: 750}))
     assert "(at 50k)" in small and "not measured (one size)" in small
     assert "Every refresh stayed under the 50,000 changed keys" in small
