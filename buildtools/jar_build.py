@@ -5,7 +5,11 @@ fetches Maven itself: a checkout needs only Python and Java), against the jars o
 wheel the jar is for. This module passes the build everything it takes from that Spark home and
 from the package (see `maven_properties`). The jar is rebuilt only when its fingerprint (the
 sources, the build definition, the package's version, the Spark and Scala versions) changes, under
-a lock. An installed wheel never runs this: it ships ready jars (`dbt_multijoin.jar`).
+a lock. A jar built once is kept in a cache outside the checkout (`jar_cache`), under a key made of
+the same inputs without the checkout's paths: another clone or worktree of the same sources, and
+a branch switched back to, take it from there instead of compiling again (a compile costs a minute
+or more of CPU on 2 cores, and a test run builds one jar per supported minor). An installed wheel
+never runs this: it ships ready jars (`dbt_multijoin.jar`).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from pathlib import Path
 from dbt_multijoin import __version__
 from dbt_multijoin.errors import JarBuildError
 from dbt_multijoin.jar import SparkInstall, installed_spark, jar_name
+from dbt_multijoin.launch import user_cache_dir
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 CHECKOUT_JVM = CHECKOUT / "jvm"
@@ -134,12 +139,77 @@ def maven_command(spark: SparkInstall, goals: list[str], properties: dict[str, s
 def fingerprint(spark: SparkInstall, sources: Path = CHECKOUT_SOURCES, target: Path = CHECKOUT_TARGET) -> str:
     digest = hashlib.sha256()
     digest.update(repr(sorted(maven_properties(spark, sources, target).items())).encode())
+    _digest_build_and_sources(digest, spark, sources)
+    return digest.hexdigest()
+
+
+def _digest_build_and_sources(digest, spark: SparkInstall, sources: Path) -> None:
+    """Adds the build definition and every source the jar compiles (its path in `sources` and its
+    bytes) to `digest`."""
     for build_file in (Path(__file__), POM, CHECKOUT_JVM / ".mvn" / "wrapper" / "maven-wrapper.properties"):
         digest.update(build_file.read_bytes() if build_file.is_file() else b"")
     for source in scala_sources(spark, sources):
         digest.update(str(source.relative_to(sources)).encode())
         digest.update(source.read_bytes())
+
+
+# The properties that name a directory of this checkout or of the Spark home: not part of the
+# cache key (the Spark home's jars are, by the versions the other properties give).
+_PATH_PROPERTIES = ("spark.home", "shim.base.dir", "shim.dir", "multijoin.sources", "multijoin.build.directory")
+# How many jars the cache keeps (the newest used): a few branches' worth for each minor.
+JAR_CACHE_ENTRIES = 40
+
+
+def jar_cache() -> Path | None:
+    """Where built jars are kept across checkouts: MULTIJOIN_JAR_CACHE, or the user's cache
+    directory; none when MULTIJOIN_JAR_CACHE is `off` (every build compiles)."""
+    configured = os.environ.get("MULTIJOIN_JAR_CACHE")
+    if configured == "off":
+        return None
+    if configured:
+        return Path(configured)
+    return user_cache_dir() / "extension-jars"
+
+
+def cache_key(spark: SparkInstall, sources: Path = CHECKOUT_SOURCES, target: Path = CHECKOUT_TARGET) -> str:
+    """The fingerprint's inputs without the checkout's paths: the same for every checkout of the
+    same sources, build definition and versions."""
+    properties = {k: v for k, v in maven_properties(spark, sources, target).items() if k not in _PATH_PROPERTIES}
+    digest = hashlib.sha256()
+    digest.update(repr(sorted(properties.items())).encode())
+    for shim in (shim_dir(spark.spark_minor, sources, base=True), shim_dir(spark.spark_minor, sources)):
+        digest.update(str(shim.relative_to(sources)).encode())
+    _digest_build_and_sources(digest, spark, sources)
     return digest.hexdigest()
+
+
+def _cached_jar(spark: SparkInstall, key: str) -> Path | None:
+    cache = jar_cache()
+    if cache is None:
+        return None
+    cached = cache / f"{key}-{jar_name(spark)}"
+    if not cached.is_file():
+        return None
+    os.utime(cached)  # the newest used stay (_keep_in_cache)
+    return cached
+
+
+def _keep_in_cache(spark: SparkInstall, key: str, jar: Path) -> None:
+    """Copies a built jar into the cache (renamed into place whole), then drops the least recently
+    used beyond JAR_CACHE_ENTRIES. A cache that cannot be written only costs the next compile."""
+    cache = jar_cache()
+    if cache is None:
+        return
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        partial = cache / f".{key}-{os.getpid()}.partial"
+        shutil.copyfile(jar, partial)
+        os.replace(partial, cache / f"{key}-{jar_name(spark)}")
+        kept = sorted(cache.glob("*.jar"), key=lambda path: path.stat().st_mtime, reverse=True)
+        for old in kept[JAR_CACHE_ENTRIES:]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        pass
 
 
 @contextlib.contextmanager
@@ -172,7 +242,11 @@ def _ensure_jar_locked(spark: SparkInstall, sources: Path, target: Path, force: 
     wanted = fingerprint(spark, sources, target)
     if not force and jar.exists() and stamp.exists() and stamp.read_text() == wanted:
         return jar
-    built = _compile(spark, sources, target)
+    key = cache_key(spark, sources, target)
+    built = None if force else _cached_jar(spark, key)
+    if built is None:
+        built = _compile(spark, sources, target)
+        _keep_in_cache(spark, key, built)
     # Copied, then renamed into place: a JVM that has the previous jar open keeps reading it whole.
     partial = jar.with_name(jar.stem + ".partial.jar")
     try:

@@ -2,6 +2,7 @@
 In a checkout `jar` builds through jvm/pom.xml (buildtools/jar_build.py); that the pom's profiles
 say what the build is told is tests/test_versions.py's."""
 
+import os
 import shutil
 import subprocess
 import sys
@@ -16,9 +17,10 @@ from dbt_multijoin import EXTENSION_CLASS, __version__
 from dbt_multijoin.jar import installed_spark
 
 
-def cli(*args, cwd=None):
+def cli(*args, cwd=None, env=None):
     return subprocess.run(
-        [sys.executable, "-m", "dbt_multijoin.cli", *args], capture_output=True, text=True, timeout=600, cwd=cwd
+        [sys.executable, "-m", "dbt_multijoin.cli", *args], capture_output=True, text=True, timeout=600, cwd=cwd,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -58,20 +60,28 @@ def jar_classes(jar: Path) -> set[str]:
         return {name for name in archive.namelist() if name.endswith(".class")}
 
 
-def test_jar_is_rebuilt_only_when_a_source_changes(source_copy):
+def test_jar_is_rebuilt_only_when_a_source_changes(source_copy, tmp_path):
     options, sources = source_copy
+    cache = {"MULTIJOIN_JAR_CACHE": str(tmp_path / "jar-cache")}  # empty: the first build compiles
     extra = sources / "main" / "scala" / "org" / "apache" / "spark" / "sql" / "multijoin" / "Extra.scala"
     extra.write_text("package org.apache.spark.sql.multijoin\n\nobject Extra\n")
-    first = cli("jar", *options)
+    first = cli("jar", *options, env=cache)
     assert first.returncode == 0, first.stderr
     jar = Path(first.stdout.strip())
     built = jar.stat().st_mtime_ns
     assert "org/apache/spark/sql/multijoin/Extra$.class" in jar_classes(jar)
-    again = cli("jar", *options)
+    again = cli("jar", *options, env=cache)
     assert again.stdout == first.stdout and jar.stat().st_mtime_ns == built
+    # Another checkout of the same sources takes the jar from the cache: no Maven build runs there.
+    other = tmp_path / "other"
+    shutil.copytree(sources, other / "src")
+    taken = cli("jar", "--sources", str(other / "src"), "--target", str(other / "target"), env=cache)
+    assert taken.returncode == 0, taken.stderr
+    assert Path(taken.stdout.strip()).read_bytes() == jar.read_bytes()
+    assert not list((other / "target").glob("spark-*/classes")), "the other checkout compiled"
     # A deleted source is a change too, and its classes must not outlive it in the jar.
     extra.unlink()
-    changed = cli("jar", *options)
+    changed = cli("jar", *options, env=cache)
     assert changed.returncode == 0, changed.stderr
     assert jar.stat().st_mtime_ns != built
     assert not [name for name in jar_classes(jar) if "Extra" in name]
@@ -81,7 +91,7 @@ def test_jar_compile_error_exits_non_zero_with_the_compiler_message(source_copy)
     options, sources = source_copy
     broken = next(sources.rglob("MultiJoinConf.scala"))
     broken.write_text(broken.read_text().replace("object MultiJoinConf {", "object MultiJoinConf { val x: Int = \"no\""))
-    result = cli("jar", *options)
+    result = cli("jar", *options, env={"MULTIJOIN_JAR_CACHE": "off"})
     assert result.returncode != 0
     assert result.stdout == ""
     assert "MultiJoinConf.scala" in result.stderr and "type mismatch" in result.stderr
