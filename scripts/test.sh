@@ -78,39 +78,47 @@ FIRST_WHOLE_LINE_ONLY=(tests/test_dbt_integration.py::test_build_session
   tests/test_dbt_integration.py::test_missing_extension_session
   tests/test_dbt_integration.py::test_missing_extension_thrift
   tests/test_benchmarks.py tests/test_sqlfluff.py)
+# The pipeline tests run once per table format, and each line runs some of each format's: a
+# test runs on both lines only where its subject depends on the line or the format's release (the
+# MERGE condition of Delta 3 and 4, bucketed layouts, scans of both formats, scan sizing in the
+# JVM, the change feeds each release refuses). The SQL the macros write is the same on every line,
+# and a pipeline run's time is its dbt runs over Delta and Iceberg tables: CI runs on two cores,
+# and on the machine's slow days (a third of its fast days' speed) the queue ran into CI's
+# 90-minute limit with every test running on both lines. What this saves and what it gives up:
+# docs/development.md, "What CI runs".
+#
 # The example tests of the macros over a table format (one dbt project each, built and refreshed
 # once: what SQL the macros write for key types, schema changes, strategies, plans, logged scan
-# sizes and merge-on-read models as inputs) run on one pipeline line per format: Delta's on the
-# first, Iceberg's on the second, so each line runs the examples once. Everything else of
-# pipeline_tests/ but the properties (below) runs on both lines and both formats: the fault and
-# rebuild-safety tests, and what depends on the line or the format's release (the MERGE condition
-# of Delta 3 and 4, bucketed layouts, scans of both formats, scan sizing in the JVM). What this
-# saves and what it gives up: docs/development.md, "What CI runs".
+# sizes and merge-on-read models as inputs): Delta's on the first line, Iceberg's on the second.
 MACRO_EXAMPLES=(pipeline_tests/test_changed_keys_key_types.py pipeline_tests/test_changed_keys_plan.py
   pipeline_tests/test_changed_keys_schema_change.py pipeline_tests/test_incremental_strategies.py
   pipeline_tests/test_scan_size.py::test_a_run_logs_what_each_input_reads pipeline_tests/test_merge_on_read_inputs.py)
 # The refresh properties (the changed_keys and partial-update refreshes against a full rebuild
-# after every run, pinned examples and a random one each) run on the second pipeline line for both
-# formats, and on the first for one format each: key recompute (test_changed_keys) on Delta,
-# partial update on Iceberg. The first line's Thrift tests (tests/test_pipeline_thrift.py) run the
-# same properties through a server for the other two (partial update on Delta, key recompute on
-# Iceberg): so each refresh path runs a property on every line and format. What this saves and
-# what it gives up: docs/development.md, "What CI runs".
-FIRST_LINE_ICEBERG_ONLY=(pipeline_tests/test_partial_update.py::test_partial_update_equals_full_rebuild)
-FIRST_LINE_DELTA_ONLY=(pipeline_tests/test_changed_keys.py::test_changed_keys_equals_full_rebuild)
+# after every run, pinned examples and a random one each) and the fault tests (every write path
+# failed, then run again, against the expected rows) run once per format, the two formats on
+# different lines: key recompute (test_changed_keys) on the first line's Delta and the second's
+# Iceberg; partial update and the fault tests on the first line's Iceberg and the second's Delta.
+# The first line's Thrift tests (tests/test_pipeline_thrift.py) run each refresh property through
+# a server on the format it does not run on there in a session (partial update on Delta, key
+# recompute on Iceberg), and kill the server in each path's writes.
+DELTA_FIRST=(pipeline_tests/test_changed_keys.py::test_changed_keys_equals_full_rebuild)
+ICEBERG_FIRST=(pipeline_tests/test_partial_update.py pipeline_tests/test_rebuild_safety.py)
 # Pipeline tests on the first pipeline line only: the benchmarks' harnesses at their smallest
 # (the partial-update one takes minutes of dbt runs per format; what it checks of the macros,
-# the properties check on both lines; the layout one's zero-shuffle plans, the bucketed tests).
+# the properties check; the layout one's zero-shuffle plans, the bucketed tests).
 FIRST_PIPELINE_LINE_ONLY=(pipeline_tests/test_partial_update_benchmark.py pipeline_tests/test_layout_benchmark.py)
 # Of those, on Iceberg only: the partial-update benchmark's harness is the same on either format
 # (the refresh path it requires, the properties check on both), and its dbt runs cost several
-# times as much on Delta. And of the examples, a merge-on-read model as another model's input: the
-# downstream model reads the view as any view, whatever the store's format (the layout itself is
-# in the properties on every line and format), and each of its statements plans the view's scans
-# of the store again, which costs several times as much on Delta (docs/development.md, "What CI
-# runs").
-ICEBERG_ONLY=(pipeline_tests/test_partial_update_benchmark.py
-  pipeline_tests/test_merge_on_read_inputs.py::test_a_merge_on_read_model_is_an_input_of_another_model)
+# times as much on Delta. And of the examples, on Iceberg only: the merge-on-read layout's (a
+# model as another model's input, pruning by key, composite keys, a switch of layouts), where the
+# merge-on-read store over Delta runs in the partial-update property on every refresh and
+# compaction of its examples, against a full rebuild; and the key types (the MERGE's filter by the
+# changed keys' hash buckets is Spark's hashing of the key columns, the same over either format;
+# the changed rows come from a changed_since column, read alike from both). Each of their
+# statements costs several times as much on Delta, which plans every scan with a Spark job over
+# the table's state.
+ICEBERG_ONLY=(pipeline_tests/test_partial_update_benchmark.py pipeline_tests/test_merge_on_read_inputs.py
+  pipeline_tests/test_changed_keys_key_types.py)
 # Tests that need a JVM of their own (the Iceberg runtime on the class path, which the suite's
 # shared session does not have): one pytest process each, on the versions whose suites include
 # own-jvm in spark-versions.toml (they need an Iceberg runtime), outside the whole-suite runs.
@@ -354,22 +362,22 @@ whole=("${SPARK_SUITE_WHOLE[@]}") smoke=("${SPARK_SUITE_SMOKE[@]}")
 # longest first (as measured in CI on 2 cores). The Thrift pipeline tests (which need a Delta and
 # Iceberg runtime) run in the first whole-suite line, the tests whose work is the same on every
 # line in the second.
-deselect_once=() ignore_own=() first_line_only=() iceberg_only=() no_examples=() deselect_first_delta=() deselect_first_iceberg=()
+deselect_once=() ignore_own=() first_line_only=() iceberg_only=() no_examples=() delta_first=() iceberg_first=()
 for path in "${ONCE_ONLY[@]}"; do deselect_once+=("--deselect=$path"); done
 for path in "${FIRST_PIPELINE_LINE_ONLY[@]}"; do first_line_only+=("--deselect=$path"); done
 for path in "${ICEBERG_ONLY[@]}"; do iceberg_only+=("--deselect=$path"); done
 for path in "${MACRO_EXAMPLES[@]}"; do no_examples+=("--deselect=$path"); done
-for path in "${FIRST_LINE_ICEBERG_ONLY[@]}"; do deselect_first_delta+=("--deselect=$path"); done
-for path in "${FIRST_LINE_DELTA_ONLY[@]}"; do deselect_first_iceberg+=("--deselect=$path"); done
+for path in "${DELTA_FIRST[@]}"; do delta_first+=("--deselect=$path"); done
+for path in "${ICEBERG_FIRST[@]}"; do iceberg_first+=("--deselect=$path"); done
 for path in "${OWN_JVM[@]}"; do ignore_own+=("--ignore=$path"); done
 deselect_first_whole=()
 for path in "${FIRST_WHOLE_LINE_ONLY[@]}"; do deselect_first_whole+=("--deselect=$path"); done
-runs=("${PIPELINE_VERSIONS[0]}|pipelines on delta|pipeline_tests --table-format delta ${iceberg_only[*]} ${deselect_first_delta[*]}"
-  "${PIPELINE_VERSIONS[0]}|pipelines on iceberg|pipeline_tests --table-format iceberg ${no_examples[*]} ${deselect_first_iceberg[*]}"
+runs=("${PIPELINE_VERSIONS[0]}|pipelines on delta|pipeline_tests --table-format delta ${iceberg_only[*]} ${iceberg_first[*]}"
+  "${PIPELINE_VERSIONS[0]}|pipelines on iceberg|pipeline_tests --table-format iceberg ${no_examples[*]} ${delta_first[*]}"
   "${whole[0]}|whole suite|tests ${ignore_own[*]} ${deselect_once[*]}"
   "${whole[1]}|whole suite|tests ${ignore_own[*]} ${deselect_first_whole[*]}"
-  "${PIPELINE_VERSIONS[1]}|pipelines on iceberg|pipeline_tests --table-format iceberg ${first_line_only[*]}"
-  "${PIPELINE_VERSIONS[1]}|pipelines on delta|pipeline_tests --table-format delta ${first_line_only[*]} ${no_examples[*]}")
+  "${PIPELINE_VERSIONS[1]}|pipelines on iceberg|pipeline_tests --table-format iceberg ${first_line_only[*]} ${iceberg_first[*]}"
+  "${PIPELINE_VERSIONS[1]}|pipelines on delta|pipeline_tests --table-format delta ${first_line_only[*]} ${no_examples[*]} ${delta_first[*]}")
 # The JVM unit tests before the queue's tail: a Maven run, which the deadline does not stop.
 runs+=("jvm|${SPARK_SUITE_JVM_UNIT[*]}")
 for version in "${SPARK_SUITE_OWN_JVM[@]}"; do
