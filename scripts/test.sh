@@ -46,10 +46,11 @@ SMOKE_EXAMPLES=15
 # whose suites include pipelines in spark-versions.toml (PIPELINE_VERSIONS, below): both formats
 # must publish runtimes for them.
 # Random examples of each pipeline property (besides the pinned ones) on each line and format it
-# runs on (testkit/properties.py; FIRST_LINE_*_ONLY, below). An example is a sequence of
-# dbt runs over Delta or Iceberg tables: the pinned examples hold the cases that must always run
+# runs on (testkit/properties.py; DELTA_FIRST and ICEBERG_FIRST, below). An example is a sequence
+# of dbt runs over Delta or Iceberg tables: the pinned examples hold the cases that must always run
 # (ties at the mark, a key leaving one input, a batch that writes no input), and each CI run draws
-# four new random ones per refresh path, one on each line and format.
+# three new random ones per refresh path: one in a session on each format, one through a Thrift
+# server.
 # MULTIJOIN_PIPELINE_EXAMPLES=20 searches deeper by hand.
 PIPELINE_EXAMPLES=1
 # Tests whose work is the same whichever line runs them (pytest paths or node ids): the wheel

@@ -316,8 +316,8 @@ def test_server_killed_during_a_merge_on_read_refresh_and_compaction(servers, tm
 # properties search the same changes deeper, on both paths and formats; these check that they
 # come out the same through a server's separate client sessions. On Spark 3.5, CI runs the
 # session properties for the other two (scripts/test.sh, DELTA_FIRST and ICEBERG_FIRST), so that
-# each path runs a property on each format on this line. Each path also runs on each format here
-# in the kill tests above, whose next run must equal a full rebuild.
+# each path runs a property on each format on this line. Each write path is also killed above on
+# one format, and the run after the kill must equal a full rebuild.
 @settings(max_examples=1, **PIPELINE_SETTINGS)
 @given(batches=BATCHES)
 @pytest.mark.parametrize(("table_format", "one_row_per_key"), [("delta", True), ("iceberg", False)],
