@@ -191,12 +191,13 @@ def test_a_filter_on_the_key_prunes_what_the_view_reads(project, table_format):
     pruned_by_a_key()
     assert project.rows(f"select k, a_v, c_v from {table('pruned')} where k in (150, 151, 1000)") == \
         project.rows("select 150, -1, 75 union all select 151, -2, null union all select 1000, 7, null")
-    # 150 new keys (151 delta rows with c's marker of its NULL-keyed rows), past compaction_share
-    # (0.5) of the 201 base rows: the run compacts, and the rows outside a file's range would pass
-    # the share too, so it sorts the store again.
+    # 150 new keys (150 delta rows: c's changes hold no NULL-keyed row, so its NULL-keyed rows stay
+    # and no marker replaces them), past compaction_share (0.5) of the 201 base rows: the run
+    # compacts, and the rows outside a file's range (these and key 1000's) would pass the share
+    # too, so it sorts the store again.
     spark.sql(f"insert into {table('c')} select id, id, 1003 from range(2000, 2150)")
     resorted = project.dbt("run")
-    assert resorted.success and "pruned: compacting 151 delta rows into 201 base rows" in resorted.output, resorted.describe()
+    assert resorted.success and "pruned: compacting 150 delta rows into 201 base rows" in resorted.output, resorted.describe()
     assert "pruned: the compaction sorts the store by the key: 151 base row(s) would be outside" in resorted.output, resorted.output
     pruned_by_a_key()
     assert project.rows(f"select k, a_v, c_v from {table('pruned')}") == project.rows(vanilla)

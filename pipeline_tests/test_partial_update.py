@@ -126,5 +126,10 @@ def test_a_run_that_fails_keeps_the_table_and_its_marks(project, table_format):
     assert "spark.sql.legacy.storeAnalyzedPlanForView" not in confs and "spark.dbt_multijoin.pending" not in confs, confs
 
     project.spark.sql(f"delete from {project.table('a')} where id = 900")
+    offset = len(run_log(project))
     again = project.dbt("run", "-s", "wide")
     assert_equals_full_rebuild(project, again, models=["wide"])
+    # No changed row had a NULL key: the inputs' NULL-keyed rows were neither read nor replaced
+    # (the property's pinned ties change NULL-keyed rows at the mark, which a run must see).
+    assert "__dbt_mj_null_rows" not in run_log(project)[offset:]
+

@@ -39,11 +39,12 @@ advance = st.tuples(st.just("advance"), st.just("a"), st.just(0), st.just(0))
 # 1000 as the mark, then inputs a and c get new rows by appends alone (on Delta the next run tells
 # a's apart by its row tracking, and keeps c's rows at the mark in the appended files, with no
 # read of the older version), all stamped 1000 (the clock has not moved on); then input c an
-# in-place update and a row of a key it holds already, a row of c whose v moves into w, and an
-# in-place update of a (on Delta, told apart by its row tracking), stamped 1000 as well, each
-# touching keys no other input changes in that run.
+# in-place update and a row of a key it holds already, a row of c whose v moves into w, and
+# in-place updates of a's and c's fourth rows (on Delta, a's told apart by its row tracking),
+# stamped 1000 as well. With one row per key the fourth rows are the inputs' NULL-keyed ones, which
+# a partial update replaces only when its changes hold one; otherwise they are rows of key 2.
 TIES_AT_THE_MARK = [[("insert", "a", 3, 5), ("insert", "c", 4, 3)],
-                    [("update", "c", 0, 9), ("insert", "c", 5, 1), ("shift", "c", 2, 0), ("update", "a", 3, 6)]]
+                    [("update", "c", 0, 9), ("insert", "c", 5, 1), ("shift", "c", 2, 0), ("update", "a", 3, 6), ("update", "c", 3, 4)]]
 # A batch that writes no input and only moves the clock on, pinned in an example of both
 # properties: the run after it finds no input's table moved, and reads and writes nothing.
 ONLY_THE_CLOCK = [[("advance", "a", 0, 0)]]

@@ -175,22 +175,26 @@
   {%- if plan['path'] == 'partial_update' -%}
     {#- Before any table is written: a run this check fails leaves nothing behind. -#}
     {%- do dbt_multijoin._mj_check_one_row_per_key(plan, changes) -%}
-    {%- do dbt_multijoin._mj_write_null_rows(plan, relation, read) -%}
   {%- endif -%}
   {%- set key_table = dbt_multijoin._mj_changed_keys_table(relation) -%}
   {%- do dbt_multijoin._mj_write_scratch_table(key_table, 'select distinct ' ~ dbt_multijoin._mj_column_list(plan['keys']) ~ ' from ' ~ changes ~ ' where not (' ~ dbt_multijoin._mj_any_key_null(none, plan['keys']) ~ ')', 'dbt_multijoin_changed_keys') -%}
   {#- One row: the key count and, by a global aggregate over the view, each mark column's highest
-      value. With no mark column (only change feeds read) nothing is read from the view: a bare
-      SELECT over it gave a row per changed row, and none when the changes held none (a change feed
-      whose only change was to a NULL-keyed row), which failed the run, and every run after it. -#}
-  {%- set items = ['(select count(*) from ' ~ key_table ~ ') as changed_key_count'] -%}
+      value and (partial update) the inputs whose changes hold a NULL-keyed row. With no aggregate
+      (only change feeds read by a key recompute) nothing is read from the view: a bare SELECT over
+      it gave a row per changed row, and none when the changes held none (a change feed whose only
+      change was to a NULL-keyed row), which failed the run, and every run after it. -#}
+  {%- set aggregates = [] -%}
+  {%- if plan['path'] == 'partial_update' -%}
+    {%- do aggregates.append("concat_ws(',', collect_set(if(" ~ dbt_multijoin._mj_any_key_null(none, plan['keys']) ~ ", cast(dbt_multijoin_input as string), null))) as dbt_multijoin_null_inputs") -%}
+  {%- endif -%}
   {%- for input in read -%}
     {%- set mark = dbt_multijoin._mj_source_do(input['source'], 'mark') -%}
     {%- if mark is not none -%}
-      {%- do items.append(dbt_multijoin._mj_highest_mark(dbt_multijoin._mj_mark_column(input['index']), mark['instant']) ~ ' as ' ~ dbt_multijoin._mj_mark_column(input['index'])) -%}
+      {%- do aggregates.append(dbt_multijoin._mj_highest_mark(dbt_multijoin._mj_mark_column(input['index']), mark['instant']) ~ ' as ' ~ dbt_multijoin._mj_mark_column(input['index'])) -%}
     {%- endif -%}
   {%- endfor -%}
-  {%- set found = run_query('select ' ~ items | join(', ') ~ (' from ' ~ changes if items | length > 1 else ''))[0] -%}
+  {%- set items = ['(select count(*) from ' ~ key_table ~ ') as changed_key_count'] + aggregates -%}
+  {%- set found = run_query('select ' ~ items | join(', ') ~ (' from ' ~ changes if aggregates else ''))[0] -%}
   {%- set highest = {} -%}
   {%- for input in read if dbt_multijoin._mj_source_do(input['source'], 'mark') is not none and found[dbt_multijoin._mj_mark_column(input['index'])] is not none -%}
     {%- do highest.update({input['index']: found[dbt_multijoin._mj_mark_column(input['index'])] | string}) -%}
@@ -202,7 +206,11 @@
   {%- endif -%}
   {%- set count = found['changed_key_count'] | int -%}
   {%- do log("dbt_multijoin: " ~ model.name ~ ": " ~ count ~ " changed keys", info=True) -%}
-  {{- return({'read': true, 'changed_key_count': count, 'states': dbt_multijoin._mj_next_states(plan, highest)}) -}}
+  {%- set null_rows_inputs = none -%}
+  {%- if plan['path'] == 'partial_update' -%}
+    {%- set null_rows_inputs = dbt_multijoin._mj_write_null_rows(plan, relation, read, found['dbt_multijoin_null_inputs']) -%}
+  {%- endif -%}
+  {{- return({'read': true, 'changed_key_count': count, 'states': dbt_multijoin._mj_next_states(plan, highest), 'null_rows_inputs': null_rows_inputs}) -}}
 {%- endmacro %}
 
 

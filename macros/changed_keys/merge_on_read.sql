@@ -8,9 +8,10 @@
     - delta rows (`dbt_multijoin_seq` > 0, the last run that wrote them): one per key a refresh
       changed since the last compaction, holding the latest columns and presence of each input
       a refresh changed for the key (`dbt_multijoin_touched_<i>`: whether the row carries input
-      i's), and whether the key had a base row (`dbt_multijoin_in_base`); per changed input its
-      NULL-keyed rows as they are now (`dbt_multijoin_null_group` = i), and a marker row saying
-      that they replace that input's earlier ones (`dbt_multijoin_null_marker`).
+      i's), and whether the key had a base row (`dbt_multijoin_in_base`); per input whose changes
+      held a NULL-keyed row its NULL-keyed rows as they are now (`dbt_multijoin_null_group` = i),
+      and a marker row saying that they replace that input's earlier ones
+      (`dbt_multijoin_null_marker`).
     A refresh merges its changes into the delta rows in one MERGE (one commit). The view gives
     each key, per input, the columns of its delta row where that touched the input, else the base
     row's: one scan of the store's keyed rows, each joined to its key's delta row (few: the view
@@ -250,12 +251,12 @@
 
 
 {#- A refresh: the changes as delta rows. -#}
-{% macro _mj_mor_write_delta(plan, read, key_count, seq) -%}
+{% macro _mj_mor_write_delta(plan, read, key_count, null_replaced, seq) -%}
   {#- Write the run's changes to the store as delta rows of sequence `seq`, in one MERGE
       (statement 'main'): a changed key's delta row, one per key, merged with the one it had
       (whether the key has a base row comes from a scan of the base rows' key column, filtered by
-      the changed keys' hashes), and, appended, the changed inputs' NULL-keyed rows as they are
-      now and a marker per changed input. The MERGE reads the delta rows only
+      the changed keys' hashes), and, appended, the NULL-keyed rows as they are now of each input
+      of `null_replaced` (_mj_write_null_rows) and a marker per such input. The MERGE reads the delta rows only
       (`dbt_multijoin_seq > 0` in its condition, which the formats' file statistics skip the base
       files by). -#}
   {%- set spec = plan['spec'] -%}
@@ -265,7 +266,7 @@
   {%- set changed = dbt_multijoin._mj_changed_indexes(read) -%}
   {%- set rows_table = dbt_multijoin._mj_changed_rows_table(relation) -%}
   {%- set key_table = dbt_multijoin._mj_changed_keys_table(relation) -%}
-  {%- do dbt_multijoin._mj_write_scratch_table(rows_table, dbt_multijoin._mj_partial_merge_source(plan, changed), 'dbt_multijoin_changed_rows') -%}
+  {%- do dbt_multijoin._mj_write_scratch_table(rows_table, dbt_multijoin._mj_partial_merge_source(plan, changed, null_replaced), 'dbt_multijoin_changed_rows') -%}
   {%- set in_base_table = dbt_multijoin._mj_sibling(relation, '__dbt_mj_in_base') -%}
   {#- Which changed keys have a base row: a scan of the base rows' key column, semi-joined to the
       changed keys. Up to _mj_mor_broadcast_key_limit changed keys, each task holds them all

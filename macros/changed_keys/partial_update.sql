@@ -22,8 +22,9 @@
 
     A run caches, in the changes view, one row per changed input row: per changed non-NULL key, for
     each changed input whether it changed the key (touched), whether it holds the key now (present)
-    and its columns; the changed inputs' NULL-keyed rows as they are now go to the NULL-rows table
-    (a row with a NULL key matches nothing: it is its own row). One MERGE then applies them. -#}
+    and its columns; the NULL-keyed rows as they are now of each input whose changes hold one go
+    to the NULL-rows table (a row with a NULL key matches nothing: it is its own row). One MERGE
+    then applies them. -#}
 
 {% macro _mj_presence_column(input) -%}
   {{- return('dbt_multijoin_has_' ~ (input['name'] | lower)) -}}
@@ -135,13 +136,15 @@
 {%- endmacro %}
 
 
-{% macro _mj_null_rows_part(plan, index, changed) -%}
+{% macro _mj_null_rows_part(plan, index, replaced) -%}
   {#- Input `index`'s NULL-keyed rows as they are now (each is a row of its own in the table), in
-      the MERGE source's columns. -#}
+      the NULL-rows table's columns: the MERGE source's, for the inputs of `replaced` only (a NULL
+      of another input's column would have no type to be written with; the MERGE source gives those
+      columns their NULLs). -#}
   {%- set spec = plan['spec'] -%}
   {%- set input = spec['inputs'][index] -%}
   {%- set columns = dbt_multijoin._mj_keys_as_model_keys(input, spec) + ['cast(null as int) as dbt_multijoin_null_group'] -%}
-  {%- for other in changed -%}
+  {%- for other in replaced -%}
     {%- do columns.append(((other == index) | string | lower) ~ ' as dbt_multijoin_touched_' ~ other) -%}
     {%- do columns.append(((other == index) | string | lower) ~ ' as dbt_multijoin_present_' ~ other) -%}
     {%- for item in dbt_multijoin._mj_input_payload(spec['inputs'][other]) -%}
@@ -157,25 +160,39 @@
 {%- endmacro %}
 
 
-{% macro _mj_write_null_rows(plan, relation, read) -%}
-  {#- The changed inputs' NULL-keyed rows, written to the NULL-rows table before the changes view is
-      read again: a query that reads a Delta table's change feed and the table itself (even through
-      views) resolves both to the plain table (Delta 3.3, 4.x), so no query may see both. -#}
-  {%- set changed = dbt_multijoin._mj_changed_indexes(read) -%}
-  {%- set parts = [] -%}
-  {%- for index in changed -%}
-    {%- do parts.append(dbt_multijoin._mj_null_rows_part(plan, index, changed)) -%}
+{% macro _mj_write_null_rows(plan, relation, read, null_inputs) -%}
+  {#- The NULL-keyed rows as they are now of each changed input whose NULL-keyed rows may have
+      changed, written to the NULL-rows table; returns those inputs' indexes. Such an input's
+      changes hold a NULL-keyed row (`null_inputs`: their indexes, comma-separated), or it is read
+      whole (a whole read leaves its NULL-keyed rows out of the changes). Every other input's
+      NULL-keyed rows in the table stay as they are, unread: its source saw no change to one (a
+      source that does not see deletes, a column, does not see them for these rows either), and
+      no table is written when no input's may have changed, the usual case. A table, not a part
+      of the MERGE's source query: a query that reads a Delta table's change feed and the table
+      itself (even through views) resolves both to the plain table (Delta 3.3, 4.x), so no query
+      may see both. -#}
+  {%- set flagged = (null_inputs or '').split(',') | reject('equalto', '') | map('int') | list -%}
+  {%- set replaced = [] -%}
+  {%- for input in read if input['index'] in flagged or input['whole'] -%}
+    {%- do replaced.append(input['index']) -%}
   {%- endfor -%}
-  {%- do dbt_multijoin._mj_write_scratch_table(dbt_multijoin._mj_null_rows_table(relation), parts | join('\nunion all\n'), 'dbt_multijoin_null_rows') -%}
+  {%- if replaced -%}
+    {%- set parts = [] -%}
+    {%- for index in replaced -%}
+      {%- do parts.append(dbt_multijoin._mj_null_rows_part(plan, index, replaced)) -%}
+    {%- endfor -%}
+    {%- do dbt_multijoin._mj_write_scratch_table(dbt_multijoin._mj_null_rows_table(relation), parts | join('\nunion all\n'), 'dbt_multijoin_null_rows') -%}
+  {%- endif -%}
+  {{- return(replaced) -}}
 {%- endmacro %}
 
 
-{% macro _mj_partial_merge_source(plan, changed) -%}
-  {#- The MERGE's source: one row per changed non-NULL key, the NULL-keyed rows of the changed
-      inputs (the NULL-rows table), and one marker per changed input that deletes the table's
-      NULL-keyed rows of that input. Its columns: the keys, dbt_multijoin_null_group (the index of
-      the input whose NULL-keyed rows a marker deletes, else NULL), and per changed input its
-      touched and present flags and its columns. -#}
+{% macro _mj_partial_merge_source(plan, changed, null_replaced) -%}
+  {#- The MERGE's source: one row per changed non-NULL key, and for each input of `null_replaced`
+      (_mj_write_null_rows) its NULL-keyed rows (the NULL-rows table) and a marker that deletes the
+      table's NULL-keyed rows of that input. Its columns: the keys, dbt_multijoin_null_group (the
+      index of the input whose NULL-keyed rows a marker deletes, else NULL), and per changed input
+      its touched and present flags and its columns. -#}
   {%- set spec = plan['spec'] -%}
   {%- set key_list = dbt_multijoin._mj_column_list(spec['keys']) -%}
   {%- set per_key = [key_list, 'cast(null as int) as dbt_multijoin_null_group'] -%}
@@ -190,8 +207,19 @@
     {%- endfor -%}
   {%- endfor -%}
   {%- set parts = ['select ' ~ per_key | join(', ') ~ '\nfrom ' ~ dbt_multijoin._mj_changes_view() ~ '\nwhere not (' ~ dbt_multijoin._mj_any_key_null(none, spec['keys']) ~ ')\ngroup by ' ~ key_list] -%}
-  {%- do parts.append('select * from ' ~ dbt_multijoin._mj_null_rows_table(this)) -%}
-  {%- for index in changed -%}
+  {%- if null_replaced -%}
+    {%- set null_rows = [key_list, 'dbt_multijoin_null_group'] -%}
+    {%- for index in changed -%}
+      {%- set own = index in null_replaced -%}
+      {%- do null_rows.append('dbt_multijoin_touched_' ~ index if own else 'false') -%}
+      {%- do null_rows.append('dbt_multijoin_present_' ~ index if own else 'false') -%}
+      {%- for item in dbt_multijoin._mj_input_payload(spec['inputs'][index]) -%}
+        {%- do null_rows.append(dbt_multijoin._mj_quote(item['output_name']) if own else 'null') -%}
+      {%- endfor -%}
+    {%- endfor -%}
+    {%- do parts.append('select ' ~ null_rows | join(', ') ~ ' from ' ~ dbt_multijoin._mj_null_rows_table(this)) -%}
+  {%- endif -%}
+  {%- for index in null_replaced -%}
     {%- set items = [] -%}
     {%- for k in spec['keys'] -%}
       {%- do items.append('null') -%}
@@ -209,11 +237,11 @@
 {%- endmacro %}
 
 
-{% macro _mj_merge_partial_update(plan, target_relation, read, key_count) -%}
+{% macro _mj_merge_partial_update(plan, target_relation, read, key_count, null_replaced) -%}
   {#- Apply the changes in one MERGE (statement 'main'): a changed key's row gets each changed
       input's new columns (NULLs where the key left that input) and keeps the others'; a new key is
-      inserted; a row no input holds any more is deleted; each changed input's NULL-keyed rows are
-      replaced by its current ones. A target row matches at most one source row: its key's, or when
+      inserted; a row no input holds any more is deleted; the NULL-keyed rows of each input of
+      `null_replaced` (_mj_write_null_rows) are replaced by its current ones. A target row matches at most one source row: its key's, or when
       its key has a NULL, the marker of the one input it came from. The source is written to the
       rows table first (as the recompute path does), and only the replaced target rows are
       shuffled (target_filter.sql). Columns the table has beyond the model's (on_schema_change
@@ -229,7 +257,7 @@
   {%- endfor -%}
   {%- set key_table = dbt_multijoin._mj_changed_keys_table(target_relation) -%}
   {%- set rows_table = dbt_multijoin._mj_changed_rows_table(target_relation) -%}
-  {%- do dbt_multijoin._mj_write_scratch_table(rows_table, dbt_multijoin._mj_partial_merge_source(plan, changed), 'dbt_multijoin_changed_rows') -%}
+  {%- do dbt_multijoin._mj_write_scratch_table(rows_table, dbt_multijoin._mj_partial_merge_source(plan, changed, null_replaced), 'dbt_multijoin_changed_rows') -%}
 
   {%- set target_null = dbt_multijoin._mj_any_key_null('target', keys) -%}
   {%- set null_group = [] -%}

@@ -73,11 +73,11 @@
   {%- endif -%}
   {%- if plan['layout'] == 'merge_on_read' -%}
     {%- set seq = (plan['recorded_properties'].get('dbt_multijoin.mor.seq', '0') | int) + 1 -%}
-    {%- do dbt_multijoin._mj_mor_write_delta(plan, dbt_multijoin._mj_read_inputs(plan), changes['changed_key_count'], seq) -%}
+    {%- do dbt_multijoin._mj_mor_write_delta(plan, dbt_multijoin._mj_read_inputs(plan), changes['changed_key_count'], changes['null_rows_inputs'], seq) -%}
     {%- do changes.update({'seq': seq, 'compacted': dbt_multijoin._mj_mor_settle(plan)}) -%}
     {{- return(operator) -}}
   {%- elif plan['path'] == 'partial_update' -%}
-    {%- do dbt_multijoin._mj_merge_partial_update(plan, relation, dbt_multijoin._mj_read_inputs(plan), changes['changed_key_count']) -%}
+    {%- do dbt_multijoin._mj_merge_partial_update(plan, relation, dbt_multijoin._mj_read_inputs(plan), changes['changed_key_count'], changes['null_rows_inputs']) -%}
     {{- return(operator) -}}
   {%- endif -%}
   {%- set rows = dbt_multijoin._mj_render_model_for(plan) -%}

@@ -4,8 +4,8 @@
       read once);
     - the key table `<model>__dbt_mj_changed_keys`: their distinct non-NULL keys;
     - the rows table `<model>__dbt_mj_changed_rows`: the MERGE's source;
-    - the NULL-rows table `<model>__dbt_mj_null_rows` (partial update): the changed inputs'
-      NULL-keyed rows as they are now;
+    - the NULL-rows table `<model>__dbt_mj_null_rows` (partial update): the NULL-keyed rows as
+      they are now of the inputs whose changes hold one;
     - a source's own tables of an input (_mj_input_scratch_table): per Delta input with row
       tracking `<model>__dbt_mj_rewritten_now_<input>` and `..._then_<input>` (source_column.sql),
       per Iceberg input read through its changelog `<model>__dbt_mj_changelog_<input>`

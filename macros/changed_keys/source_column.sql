@@ -317,13 +317,14 @@
 
 
 {% macro _mj_column_at_mark(source, recorded) -%}
-  {#- The input's non-NULL-keyed rows at the recorded mark, as a condition. -#}
-  {{- return(dbt_multijoin._mj_quote(source['column']) ~ ' = ' ~ dbt_multijoin._mj_column_value(source, recorded['mark']) ~ ' and not (' ~ dbt_multijoin._mj_any_key_null(none, source['input']['keys']) ~ ')') -}}
+  {#- The input's rows at the recorded mark, as a condition: NULL-keyed rows too, so that a partial
+      update sees when one of them changed (it replaces an input's NULL-keyed rows only then). -#}
+  {{- return(dbt_multijoin._mj_quote(source['column']) ~ ' = ' ~ dbt_multijoin._mj_column_value(source, recorded['mark'])) -}}
 {%- endmacro %}
 
 
 {% macro _mj_column_tie_changes(source, recorded, with_rows=false) -%}
-  {#- The input's non-NULL-keyed rows at the mark that differ between the version the plan saw and
+  {#- The input's rows at the mark that differ between the version the plan saw and
       the recorded one: a 64-bit hash per row of the columns the model reads, counted +1 now and -1
       then; a (key, hash) whose count is not 0 was added (> 0: a row now) or removed. Its columns:
       the input's key columns; `with_rows`, also `dbt_multijoin_change` (the count) and
@@ -377,7 +378,7 @@
 
 {% macro _mj_column_tracked_tie_rows(source, recorded, columns) -%}
   {#- The row-tracking way to the same ties (read mode 'tracked', the header says when), from the
-      two tables prepare wrote: the input's non-NULL-keyed rows at the mark now that a commit after
+      two tables prepare wrote: the input's rows at the mark now that a commit after
       the recorded version wrote, and the keys the rows such a commit rewrote had at the mark at
       that version (an UPDATE may have moved a row to another key or off the mark). Its columns:
       `columns` (NULL but the keys in a row of then), `dbt_multijoin_mark` (NULL in a row of then)
