@@ -132,4 +132,3 @@ def test_a_run_that_fails_keeps_the_table_and_its_marks(project, table_format):
     # No changed row had a NULL key: the inputs' NULL-keyed rows were neither read nor replaced
     # (the property's pinned ties change NULL-keyed rows at the mark, which a run must see).
     assert "__dbt_mj_null_rows" not in run_log(project)[offset:]
-

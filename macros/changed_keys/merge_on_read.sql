@@ -256,9 +256,9 @@
       (statement 'main'): a changed key's delta row, one per key, merged with the one it had
       (whether the key has a base row comes from a scan of the base rows' key column, filtered by
       the changed keys' hashes), and, appended, the NULL-keyed rows as they are now of each input
-      of `null_replaced` (_mj_write_null_rows) and a marker per such input. The MERGE reads the delta rows only
-      (`dbt_multijoin_seq > 0` in its condition, which the formats' file statistics skip the base
-      files by). -#}
+      of `null_replaced` (_mj_write_null_rows) and a marker per such input. The MERGE reads the
+      delta rows only (`dbt_multijoin_seq > 0` in its condition, which the formats' file
+      statistics skip the base files by). -#}
   {%- set spec = plan['spec'] -%}
   {%- set store = plan['store'] -%}
   {%- set relation = plan['relation'] -%}

@@ -241,10 +241,10 @@
   {#- Apply the changes in one MERGE (statement 'main'): a changed key's row gets each changed
       input's new columns (NULLs where the key left that input) and keeps the others'; a new key is
       inserted; a row no input holds any more is deleted; the NULL-keyed rows of each input of
-      `null_replaced` (_mj_write_null_rows) are replaced by its current ones. A target row matches at most one source row: its key's, or when
-      its key has a NULL, the marker of the one input it came from. The source is written to the
-      rows table first (as the recompute path does), and only the replaced target rows are
-      shuffled (target_filter.sql). Columns the table has beyond the model's (on_schema_change
+      `null_replaced` (_mj_write_null_rows) are replaced by its current ones. A target row
+      matches at most one source row: its key's, or when its key has a NULL, the marker of the one
+      input it came from. The source is written to the rows table first (as the recompute path
+      does), and only the replaced target rows are shuffled (target_filter.sql). Columns the table has beyond the model's (on_schema_change
       'append_new_columns' keeps them) are left as they are. -#}
   {%- set spec = plan['spec'] -%}
   {%- set keys = spec['keys'] -%}
