@@ -35,7 +35,7 @@ a compaction on demand (`dbt run-operation dbt_multijoin.compact`) is timed, and
 must not change.
 
 Every refresh, of the history or timed, must log that it took the partial-update path
-("partial update" in the dbt log, macros/internal/_changed_keys.sql); the run fails otherwise.
+("partial update" in the dbt log, macros/changed_keys/plan.sql); the run fails otherwise.
 Bytes read and shuffled are summed over the stages each `dbt run` ran (Spark's status store,
 benchmarks/stages.py). Writes results.json and results.md (targets, tables, notes generated from
 the results) to benchmarks/results/<name>/ (--out DIR for any other place).
@@ -97,7 +97,7 @@ DEFAULT_SHAPES = ["all_inputs", "one_input"]
 FIRST_DAY = datetime.date(2024, 1, 1)
 # The MERGE prunes its target to the replaced rows by their listed key hashes up to this many
 # changed keys (the default of dbt_multijoin_hash_list_limit, _mj_replaced_rows_filter in
-# macros/internal/_changed_keys_apply.sql); above, by a bloom filter of them.
+# macros/changed_keys/target_filter.sql); above, by a bloom filter of them.
 HASH_FILTER_KEYS = 50_000
 MIB = 1 << 20
 
