@@ -244,8 +244,9 @@
       `null_replaced` (_mj_write_null_rows) are replaced by its current ones. A target row
       matches at most one source row: its key's, or when its key has a NULL, the marker of the one
       input it came from. The source is written to the rows table first (as the recompute path
-      does), and only the replaced target rows are shuffled (target_filter.sql). Columns the table has beyond the model's (on_schema_change
-      'append_new_columns' keeps them) are left as they are. -#}
+      does), and only the replaced target rows are shuffled (target_filter.sql). Columns the table
+      has beyond the model's (on_schema_change 'append_new_columns' keeps them) are left as they
+      are. -#}
   {%- set spec = plan['spec'] -%}
   {%- set keys = spec['keys'] -%}
   {%- set changed = dbt_multijoin._mj_changed_indexes(read) -%}
