@@ -204,19 +204,21 @@ def test_a_filter_on_the_key_prunes_what_the_view_reads(project, table_format):
 
 
 # A merge-on-read model keyed on two columns, over inputs a and c with a row per key; a key with a
-# NULL part is a row of its own (it equals no key), as in Spark's join.
+# NULL part is a row of its own (it equals no key), as in Spark's join. It compacts past 10 delta
+# rows, whatever their share of the base.
 COMPOSITE_MOR = (
     "{{ config(materialized='multijoin', incremental_strategy='changed_keys', one_row_per_key=true,\n"
-    "          layout='merge_on_read', compaction_share=1000) }}\n"
+    "          layout='merge_on_read', compaction_share=1000, compaction_max_delta_rows=10) }}\n"
     "{{ dbt_multijoin.multi_join([source('inputs', 'a'), source('inputs', 'c')], key=['k1', 'k2'],\n"
     "    columns={'a': ['v'], 'c': ['v']}, changed_since={'a': 'updated_at', 'c': 'updated_at'}) }}\n"
 )
 
 
 def test_a_composite_key_with_null_parts_compacts_to_the_vanilla_rows(project, table_format):
-    """Delta rows of keys with and without a NULL part are folded into the base by a compaction
-    asked for in the same run as more changes: readers see Spark's vanilla join of the inputs
-    before and after, and no delta row is left in the store."""
+    """Delta rows of keys with and without a NULL part are folded into the base by the compaction
+    of the run whose changes take them past compaction_max_delta_rows (far below
+    compaction_share): readers see Spark's vanilla join of the inputs before and after, and no
+    delta row is left in the store."""
     spark, table = project.spark, project.table
     for name in ("a", "c"):
         spark.sql(f"create table {table(name)} (k1 string, k2 int, v int, updated_at bigint) using {table_format}")
@@ -242,13 +244,15 @@ def test_a_composite_key_with_null_parts_compacts_to_the_vanilla_rows(project, t
     refreshed = project.dbt("run")
     assert_vanilla(refreshed)
     assert "composite: partial update" in refreshed.output, refreshed.output
+    assert "composite: 9 delta rows beside 6 base rows (compaction past 1000 of them or past 10 rows)" in refreshed.output, refreshed.output
     assert view_parts(project, "composite") == (True, True)
-    # More changes, and the compaction in the same run.
+    # More changes (c's NULL-keyed rows again, with their marker; a's key ('y', 1) merges into the
+    # delta row c's delete left), past 10 delta rows: the run compacts.
     spark.sql(f"update {table('c')} set v = 401, updated_at = 1002 where k1 is null and k2 is null")
     spark.sql(f"insert into {table('a')} values ('y', 1, 50, 1002)")
-    compacted = project.dbt("run", "--vars", "{dbt_multijoin_compact: true}")
+    compacted = project.dbt("run")
     assert_vanilla(compacted)
-    assert "composite: compacting" in compacted.output, compacted.output
+    assert "composite: compacting 12 delta rows into 6 base rows (past compaction_max_delta_rows 10)" in compacted.output, compacted.output
     store = table("composite__dbt_mj_store")
     assert spark.sql(f"select count(*) from {store} where dbt_multijoin_seq > 0").first()[0] == 0
     # The NULL-keyed rows are base rows now: their branch stays, the join goes.
@@ -276,7 +280,7 @@ def test_a_model_switched_between_layouts_is_rebuilt_once_and_leaves_no_data_fil
     """Table to merge-on-read and back: each switch is one full build that the run names (as is a
     store an earlier release wrote), readers see Spark's vanilla join after it, and the relation it
     replaced is gone with its data files (an Iceberg DROP TABLE keeps them unless purged; Delta's
-    go with the table)."""
+    go with the table). A bad compaction setting fails the run before it writes anything."""
     spark, table = project.spark, project.table
     inputs_a_and_c(project, table_format, "values (1, 10, 1), (2, 20, 1), (null, 30, 1)", "values (2, 200, 1), (3, 300, 1)")
     vanilla = f"select coalesce(a.k, c.k) as k, a.v as a_v, c.v as c_v from {table('a')} as a full outer join {table('c')} as c on a.k = c.k"
@@ -307,3 +311,11 @@ def test_a_model_switched_between_layouts_is_rebuilt_once_and_leaves_no_data_fil
     run_as("", "becomes a table (layout table); its store")
     assert not {"switched__dbt_mj_store", "switched__dbt_mj_store_parts"} & project.tables()
     assert data_files(store_path) == 0, store_path
+    # A bad compaction setting fails the switch when the run plans, before any write: the table
+    # stays as it was.
+    project.model("switched", SWITCHED.format(layout=", layout='merge_on_read', compaction_max_delta_rows=0"))
+    refused = project.dbt("run")
+    assert not refused.success, refused.describe()
+    assert "model 'switched': compaction_max_delta_rows must be a whole number of at least 1, got '0'" in refused.output, refused.output
+    assert project.rows(f"select k, a_v, c_v from {table('switched')}") == project.rows(vanilla)
+    assert not {"switched__dbt_mj_store", "switched__dbt_mj_store_parts"} & project.tables()

@@ -15,13 +15,13 @@
     A refresh merges its changes into the delta rows in one MERGE (one commit). The view gives
     each key, per input, the columns of its delta row where that touched the input, else the base
     row's: one scan of the store's keyed rows, each joined to its key's delta row (few: the view
-    broadcasts them), keeping the base rows and the delta rows of keys no base row has, plus the
-    NULL-keyed rows of each input's latest generation. One delta row per key needs no aggregate in
-    the view, which every reader would pay for. It is plain Spark SQL,
-    so any Spark reads it, with or without the extension. A compaction folds the delta rows into
-    base rows in one statement (one commit): the view's rows replace every store row. It keeps
-    each base file's key range: each file is read by a task of its own and written back as one
-    file, so no shuffle and no second read of the view; the rows of keys no base row had go to
+    broadcasts them, and a run compacts once they pass compaction_max_delta_rows), keeping the
+    base rows and the delta rows of keys no base row has, plus the NULL-keyed rows of each
+    input's latest generation. One delta row per key needs no aggregate in the view, which every
+    reader would pay for. It is plain Spark SQL, so any Spark reads it, with or without the
+    extension. A compaction folds the delta rows into base rows in one statement (one commit):
+    the view's rows replace every store row. It keeps each base file's key range: each file is
+    read by a task of its own and written back as one file, so no shuffle and no second read of the view; the rows of keys no base row had go to
     files of their own, which cover no one range. Once such rows pass the model's
     compaction_share of the base rows, a compaction sorts the whole store by the key again, as a
     full build writes it (_mj_mor_compact).
@@ -140,8 +140,25 @@
 {%- endmacro %}
 
 
+{% macro _mj_mor_compaction_max_delta_rows() -%}
+  {#- Compact once the delta rows pass this many rows, whatever their share (the model's
+      `compaction_max_delta_rows`, 1,000,000 by default). Every reader of the view, and a
+      compaction, holds all the delta rows in each task (the view broadcasts them, one row of the
+      model's width per key): a share of a large table would be more than a task can hold, and
+      Spark refuses a broadcast past 8 GiB. -#}
+  {%- set rows = config.get('compaction_max_delta_rows', 1000000) -%}
+  {%- if rows is not number or rows is not integer or rows < 1 -%}
+    {%- do dbt_multijoin._mj_fail("compaction_max_delta_rows must be a whole number of at least 1, got '" ~ rows ~ "'") -%}
+  {%- endif -%}
+  {{- return(rows) -}}
+{%- endmacro %}
+
+
 {% macro _mj_mor_check(plan) -%}
-  {#- A merge-on-read model must be refreshed by partial updates. -#}
+  {#- A merge-on-read model must be refreshed by partial updates; its compaction settings are
+      checked here too, when the run plans, so that a bad one fails it before any write. -#}
+  {%- do dbt_multijoin._mj_mor_compaction_share() -%}
+  {%- do dbt_multijoin._mj_mor_compaction_max_delta_rows() -%}
   {%- if plan['spec']['partial_update_refused'] is not none -%}
     {%- do dbt_multijoin._mj_fail("layout 'merge_on_read' needs a partial-update model, and " ~ plan['spec']['partial_update_refused']) -%}
   {%- elif not plan['bare'] -%}
@@ -442,20 +459,25 @@
 
 {% macro _mj_mor_settle(plan) -%}
   {#- After a refresh's write (or none): compact when the delta rows pass the model's
-      compaction_share of the base rows (the run var dbt_multijoin_compact=true compacts whatever
-      the share), then say which parts the store holds. One query of the store when it does not
-      compact. Returns {base_rows, unranged_rows} to record, or none when it did not compact. -#}
+      compaction_share of the base rows or its compaction_max_delta_rows (the run var
+      dbt_multijoin_compact=true compacts whatever they are), then say which parts the store
+      holds. One query of the store when it does not compact. Returns {base_rows, unranged_rows}
+      to record, or none when it did not compact. -#}
   {%- set store = plan['store'] -%}
   {%- set base_rows = (plan['recorded_properties'].get('dbt_multijoin.mor.base_rows', '0') | int) -%}
   {%- set state = dbt_multijoin._mj_mor_store_state(store, plan['keys']) -%}
   {%- set share = dbt_multijoin._mj_mor_compaction_share() -%}
+  {%- set max_rows = dbt_multijoin._mj_mor_compaction_max_delta_rows() -%}
   {%- set asked = dbt_multijoin._mj_mor_compaction_asked() -%}
-  {%- if not asked and state['delta_rows'] <= share * [base_rows, 1] | max -%}
-    {%- do log("dbt_multijoin: " ~ model.name ~ ": " ~ state['delta_rows'] ~ " delta rows beside " ~ base_rows ~ " base rows (compaction at " ~ share ~ " of them)", info=True) -%}
+  {%- set past_share = state['delta_rows'] > share * [base_rows, 1] | max -%}
+  {%- set past_rows = state['delta_rows'] > max_rows -%}
+  {%- if not (asked or past_share or past_rows) -%}
+    {%- do log("dbt_multijoin: " ~ model.name ~ ": " ~ state['delta_rows'] ~ " delta rows beside " ~ base_rows ~ " base rows (compaction past " ~ share ~ " of them or past " ~ max_rows ~ " rows)", info=True) -%}
     {%- do dbt_multijoin._mj_mor_settle_parts(store, state) -%}
     {{- return(none) -}}
   {%- endif -%}
-  {%- do log("dbt_multijoin: " ~ model.name ~ ": compacting " ~ state['delta_rows'] ~ " delta rows into " ~ base_rows ~ " base rows" ~ (" (asked: dbt_multijoin_compact)" if asked else " (past compaction_share " ~ share ~ ")"), info=True) -%}
+  {%- set why = 'asked: dbt_multijoin_compact' if asked else ('past compaction_share ' ~ share if past_share else 'past compaction_max_delta_rows ' ~ max_rows) -%}
+  {%- do log("dbt_multijoin: " ~ model.name ~ ": compacting " ~ state['delta_rows'] ~ " delta rows into " ~ base_rows ~ " base rows (" ~ why ~ ")", info=True) -%}
   {%- set unranged = dbt_multijoin._mj_mor_compact(model.name, store, plan['relation'], plan['keys'], state, base_rows,
       dbt_multijoin._mj_mor_unranged_rows(plan['recorded_properties']), share) -%}
   {%- set state = dbt_multijoin._mj_mor_store_state(store, plan['keys'], whole=true) -%}
