@@ -19,7 +19,14 @@
   {%- endif -%}
   {%- set keys = fromjson(properties['dbt_multijoin.mor.keys']) -%}
   {%- set share = node.config.get('compaction_share', 0.1) -%}
+  {%- set max_rows = node.config.get('compaction_max_delta_rows', 1000000) -%}
   {%- set before = dbt_multijoin._mj_mor_store_state(store, keys) -%}
+  {#- It reads the view, which broadcasts the delta rows. Past twice the bound a run's compaction
+      joins them by a shuffle instead (_mj_mor_settle): it renders the model, which this
+      operation cannot. -#}
+  {%- if max_rows is number and before['delta_rows'] > 2 * max_rows -%}
+    {{ exceptions.raise_compiler_error("dbt_multijoin.compact: model '" ~ model_name ~ "' has " ~ before['delta_rows'] ~ " delta rows, more than twice its compaction_max_delta_rows " ~ max_rows ~ ", which this operation would broadcast to every task; compact them in a run, which joins them by a shuffle: dbt run --select " ~ model_name ~ " --vars '{dbt_multijoin_compact: true}'") }}
+  {%- endif -%}
   {#- The compaction's confs, set for its statement alone where the session has not set them: a
       run-operation's connection ends with it, so one that fails midway leaves them to no one. -#}
   {%- set listing = dbt_multijoin._mj_conf_listing() -%}

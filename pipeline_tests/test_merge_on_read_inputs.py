@@ -218,7 +218,9 @@ def test_a_composite_key_with_null_parts_compacts_to_the_vanilla_rows(project, t
     """Delta rows of keys with and without a NULL part are folded into the base by the compaction
     of the run whose changes take them past compaction_max_delta_rows (far below
     compaction_share): readers see Spark's vanilla join of the inputs before and after, and no
-    delta row is left in the store."""
+    delta row is left in the store. With the bound lowered below half the delta rows, the
+    compaction on demand refuses (it would broadcast them) and the run's joins them by a
+    shuffle."""
     spark, table = project.spark, project.table
     for name in ("a", "c"):
         spark.sql(f"create table {table(name)} (k1 string, k2 int, v int, updated_at bigint) using {table_format}")
@@ -246,13 +248,22 @@ def test_a_composite_key_with_null_parts_compacts_to_the_vanilla_rows(project, t
     assert "composite: partial update" in refreshed.output, refreshed.output
     assert "composite: 9 delta rows beside 6 base rows (compaction past 1000 of them or past 10 rows)" in refreshed.output, refreshed.output
     assert view_parts(project, "composite") == (True, True)
+    # The bound lowered to 4: the 9 delta rows are more than twice it, which the compaction on
+    # demand, reading the view, would broadcast: it refuses and the store stays as it was.
+    project.model("composite", COMPOSITE_MOR.replace("compaction_max_delta_rows=10", "compaction_max_delta_rows=4"))
+    refused = project.dbt("run-operation", "dbt_multijoin.compact", "--args", "{model_name: composite}")
+    assert not refused.success, refused.describe()
+    assert "model 'composite' has 9 delta rows, more than twice its compaction_max_delta_rows 4" in refused.output, refused.output
+    assert spark.sql(f"select count(*) from {table('composite__dbt_mj_store')} where dbt_multijoin_seq > 0").first()[0] == 9
     # More changes (c's NULL-keyed rows again, with their marker; a's key ('y', 1) merges into the
-    # delta row c's delete left), past 10 delta rows: the run compacts.
+    # delta row c's delete left), past the bound: the run compacts, joining the delta rows by a
+    # shuffle.
     spark.sql(f"update {table('c')} set v = 401, updated_at = 1002 where k1 is null and k2 is null")
     spark.sql(f"insert into {table('a')} values ('y', 1, 50, 1002)")
     compacted = project.dbt("run")
     assert_vanilla(compacted)
-    assert "composite: compacting 12 delta rows into 6 base rows (past compaction_max_delta_rows 10)" in compacted.output, compacted.output
+    assert "composite: compacting 12 delta rows into 6 base rows (past compaction_max_delta_rows 4)" in compacted.output, compacted.output
+    assert "composite: the compaction joins the 12 delta rows to the base by a shuffle, not a broadcast" in compacted.output, compacted.output
     store = table("composite__dbt_mj_store")
     assert spark.sql(f"select count(*) from {store} where dbt_multijoin_seq > 0").first()[0] == 0
     # The NULL-keyed rows are base rows now: their branch stays, the join goes.

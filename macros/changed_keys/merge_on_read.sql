@@ -221,8 +221,10 @@
 {%- endmacro %}
 
 
-{% macro _mj_mor_view_sql(spec, store) -%}
-  {#- What readers see: the layout file's header says how. -#}
+{% macro _mj_mor_view_sql(spec, store, broadcast=true) -%}
+  {#- What readers see: the layout file's header says how. Without `broadcast`, the same rows with
+      no hint on the join, which Spark then plans by the sizes it estimates (a shuffle of both
+      sides): the compaction of more delta rows than a task should hold (_mj_mor_settle). -#}
   {%- set keys = spec['keys'] -%}
   {%- set parts = dbt_multijoin._mj_mor_parts(store) -%}
   {%- set merged, held_merged = [], [] -%}
@@ -248,7 +250,7 @@
     ~ '  where delta_row.dbt_multijoin_seq > 0 and not (' ~ dbt_multijoin._mj_any_key_null('delta_row', keys) ~ ')\n)\n'
     ~ '-- per key, its base row, or the delta row of a key no base row has; per input the columns of\n'
     ~ '-- the key\'s delta row where that touched the input\n'
-    ~ 'select /*+ BROADCAST(d) */ ' ~ dbt_multijoin._mj_column_list(keys, 'b') ~ ', ' ~ merged | join(', ') ~ '\n'
+    ~ 'select ' ~ ('/*+ BROADCAST(d) */ ' if broadcast else '') ~ dbt_multijoin._mj_column_list(keys, 'b') ~ ', ' ~ merged | join(', ') ~ '\n'
     ~ 'from ' ~ store ~ ' as b left outer join dbt_multijoin_delta as d on ' ~ dbt_multijoin._mj_same_keys('b', 'd', keys) ~ '\n'
     ~ 'where not (' ~ dbt_multijoin._mj_any_key_null('b', keys) ~ ') and (b.dbt_multijoin_seq = 0 or not b.dbt_multijoin_in_base)\n'
     ~ '  and (' ~ dbt_multijoin._mj_column_ref('d', keys[0]) ~ ' is null or ' ~ held_merged | join(' or ') ~ ')\n'
@@ -402,7 +404,7 @@
 {%- endmacro %}
 
 
-{% macro _mj_mor_compact(name, store, view, keys, state, base_rows, unranged_rows, share) -%}
+{% macro _mj_mor_compact(name, store, view, keys, state, base_rows, unranged_rows, share, shuffled_rows=none) -%}
   {#- Fold the delta rows into base rows, in one statement and one commit (statement
       'dbt_multijoin_compact'): the view's rows, written as base rows (`dbt_multijoin_seq` 0),
       replace every store row up to the highest sequence there now (`state`:
@@ -422,13 +424,16 @@
       - sorted by the key (`order by`), as a full build writes the store: a shuffle by key range,
         whose bounds Spark samples by reading the view once more. Taken once the rows outside a
         file's range (`unranged_rows`, recorded on the store, and this compaction's new keys)
-        would pass `share` (the model's compaction_share) of the base rows.
+        would pass `share` (the model's compaction_share) of the base rows, and always when
+        `shuffled_rows` is given: the view's rows with the delta rows joined by a shuffle, not
+        broadcast (_mj_mor_view_sql), read instead of the view, whose tasks would each hold all
+        of them.
       Returns the rows outside a file's range after it. -#}
   {%- if state['highest_seq'] == 0 -%}
     {{- return(unranged_rows) -}}
   {%- endif -%}
   {%- set unranged = unranged_rows + state['new_key_rows'] -%}
-  {%- set keep_ranges = unranged <= share * [base_rows, 1] | max -%}
+  {%- set keep_ranges = shuffled_rows is none and unranged <= share * [base_rows, 1] | max -%}
   {%- set model_columns = adapter.get_columns_in_relation(view) | map(attribute='name') | list -%}
   {%- set items = [] -%}
   {%- for column in adapter.get_columns_in_relation(store) -%}
@@ -440,12 +445,14 @@
   {%- endfor -%}
   {%- if keep_ranges -%}
     {%- do log("dbt_multijoin: " ~ name ~ ": the compaction keeps each base file's key range; " ~ state['new_key_rows'] ~ " new key(s) go to files of their own (" ~ unranged ~ " base row(s) outside a file's range, sorted again past compaction_share " ~ share ~ ")", info=True) -%}
+  {%- elif shuffled_rows is not none -%}
+    {%- do log("dbt_multijoin: " ~ name ~ ": the compaction joins the " ~ state['delta_rows'] ~ " delta rows to the base by a shuffle, not a broadcast (more than twice compaction_max_delta_rows), and sorts the store by the key", info=True) -%}
   {%- else -%}
     {%- do log("dbt_multijoin: " ~ name ~ ": the compaction sorts the store by the key: " ~ unranged ~ " base row(s) would be outside a file's key range, past compaction_share " ~ share ~ " of " ~ base_rows, info=True) -%}
   {%- endif -%}
   {%- call statement('dbt_multijoin_compact') -%}
     insert into {{ store }} replace where dbt_multijoin_seq <= {{ state['highest_seq'] }}
-    select {{ items | join(', ') }} from {{ view }} {{ 'sort' if keep_ranges else 'order' }} by {{ dbt_multijoin._mj_column_list(keys) }}
+    select {{ items | join(', ') }} from {{ view if shuffled_rows is none else '(\n' ~ shuffled_rows ~ '\n) as merged' }} {{ 'sort' if keep_ranges else 'order' }} by {{ dbt_multijoin._mj_column_list(keys) }}
   {%- endcall -%}
   {{- return(unranged if keep_ranges else 0) -}}
 {%- endmacro %}
@@ -478,8 +485,13 @@
   {%- endif -%}
   {%- set why = 'asked: dbt_multijoin_compact' if asked else ('past compaction_share ' ~ share if past_share else 'past compaction_max_delta_rows ' ~ max_rows) -%}
   {%- do log("dbt_multijoin: " ~ model.name ~ ": compacting " ~ state['delta_rows'] ~ " delta rows into " ~ base_rows ~ " base rows (" ~ why ~ ")", info=True) -%}
+  {#- Readers held at most compaction_max_delta_rows delta rows before this run, and a run that
+      changes no more keys than that adds at most as many: up to twice the bound, the compaction
+      broadcasts them as readers do. More came from one run's large change (or a bound lowered
+      since): the compaction joins them by a shuffle, so that no task holds them all. -#}
+  {%- set shuffled_rows = dbt_multijoin._mj_mor_view_sql(plan['spec'], store, broadcast=false) if state['delta_rows'] > 2 * max_rows else none -%}
   {%- set unranged = dbt_multijoin._mj_mor_compact(model.name, store, plan['relation'], plan['keys'], state, base_rows,
-      dbt_multijoin._mj_mor_unranged_rows(plan['recorded_properties']), share) -%}
+      dbt_multijoin._mj_mor_unranged_rows(plan['recorded_properties']), share, shuffled_rows) -%}
   {%- set state = dbt_multijoin._mj_mor_store_state(store, plan['keys'], whole=true) -%}
   {%- do dbt_multijoin._mj_mor_settle_parts(store, state) -%}
   {{- return({'base_rows': state['base_rows'], 'unranged_rows': unranged}) -}}
