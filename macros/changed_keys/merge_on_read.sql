@@ -21,10 +21,12 @@
     reader would pay for. It is plain Spark SQL, so any Spark reads it, with or without the
     extension. A compaction folds the delta rows into base rows in one statement (one commit):
     the view's rows replace every store row. It keeps each base file's key range: each file is
-    read by a task of its own and written back as one file, so no shuffle and no second read of the view; the rows of keys no base row had go to
-    files of their own, which cover no one range. Once such rows pass the model's
-    compaction_share of the base rows, a compaction sorts the whole store by the key again, as a
-    full build writes it (_mj_mor_compact).
+    read by a task of its own and written back as one file, so no shuffle and no second read of
+    the view; the rows of keys no base row had go to files of their own, which cover no one
+    range. Once such rows pass the model's compaction_share of the base rows, a compaction sorts
+    the whole store by the key again, as a full build writes it (_mj_mor_compact); so does one of
+    more than twice compaction_max_delta_rows delta rows, which it joins by a shuffle, not a
+    broadcast (_mj_mor_settle).
 
     Which parts of the view a reader pays for follows what the store holds. A second view,
     `<model>__dbt_mj_store_parts`, is one row of two literals: whether the store may hold delta
