@@ -264,6 +264,11 @@ def test_a_composite_key_with_null_parts_compacts_to_the_vanilla_rows(project, t
     assert_vanilla(compacted)
     assert "composite: compacting 12 delta rows into 6 base rows (past compaction_max_delta_rows 4)" in compacted.output, compacted.output
     assert "composite: the compaction joins the 12 delta rows to the base by a shuffle, not a broadcast" in compacted.output, compacted.output
+    # Its statement reads the view's rows with no broadcast hint (the view's own SQL has one).
+    log = (project.root / "logs" / "dbt.log").read_text()
+    compaction = log[log.rindex("composite__dbt_mj_store replace where"):]
+    assert ") as merged order by k1, k2" in compaction, compaction[:3000]
+    assert "BROADCAST" not in compaction[:compaction.index(") as merged order by k1, k2")], compaction[:3000]
     store = table("composite__dbt_mj_store")
     assert spark.sql(f"select count(*) from {store} where dbt_multijoin_seq > 0").first()[0] == 0
     # The NULL-keyed rows are base rows now: their branch stays, the join goes.
