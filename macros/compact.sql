@@ -18,13 +18,12 @@
     {{ exceptions.raise_compiler_error("dbt_multijoin.compact: model '" ~ model_name ~ "' has no merge-on-read store " ~ store ~ " (layout='merge_on_read', built at least once)") }}
   {%- endif -%}
   {%- set keys = fromjson(properties['dbt_multijoin.mor.keys']) -%}
-  {%- set share = node.config.get('compaction_share', 0.1) -%}
-  {%- set max_rows = node.config.get('compaction_max_delta_rows', 1000000) -%}
+  {%- set share = dbt_multijoin._mj_mor_compaction_setting('compaction_share', node.config) -%}
+  {%- set max_rows = dbt_multijoin._mj_mor_compaction_setting('compaction_max_delta_rows', node.config) -%}
   {%- set before = dbt_multijoin._mj_mor_store_state(store, keys) -%}
-  {#- It reads the view, which broadcasts the delta rows. Past twice the bound a run's compaction
-      joins them by a shuffle instead (_mj_mor_settle): it renders the model, which this
-      operation cannot. -#}
-  {%- if max_rows is number and before['delta_rows'] > 2 * max_rows -%}
+  {#- It reads the view; a run's compaction can read the same rows without the broadcast, as it
+      renders the model, which this operation cannot. -#}
+  {%- if max_rows is number and not dbt_multijoin._mj_mor_broadcasts_delta(before['delta_rows'], max_rows) -%}
     {{ exceptions.raise_compiler_error("dbt_multijoin.compact: model '" ~ model_name ~ "' has " ~ before['delta_rows'] ~ " delta rows, more than twice its compaction_max_delta_rows " ~ max_rows ~ ", which this operation would broadcast to every task; compact them in a run, which joins them by a shuffle: dbt run --select " ~ model_name ~ " --vars '{dbt_multijoin_compact: true}'") }}
   {%- endif -%}
   {#- The compaction's confs, set for its statement alone where the session has not set them: a

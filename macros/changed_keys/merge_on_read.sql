@@ -131,10 +131,29 @@
 {%- endmacro %}
 
 
+{% macro _mj_mor_compaction_setting(name, model_config=none) -%}
+  {#- The model's compaction setting `name` (compaction_share, compaction_max_delta_rows), or its
+      default: from the run's config, or from `model_config` (dbt_multijoin.compact, which has
+      the model's node, not its run). Unchecked: a run checks them when it plans (_mj_mor_check). -#}
+  {%- set defaults = {'compaction_share': 0.1, 'compaction_max_delta_rows': 1000000} -%}
+  {{- return((config if model_config is none else model_config).get(name, defaults[name])) -}}
+{%- endmacro %}
+
+
+{% macro _mj_mor_broadcasts_delta(delta_rows, max_rows) -%}
+  {#- Whether a compaction may read `delta_rows` delta rows through the view, which broadcasts
+      them. Readers held at most compaction_max_delta_rows (`max_rows`) of them before a run, and
+      a run that changes no more keys than that adds at most as many: up to twice the bound, yes.
+      More came from one run's large change (or a bound lowered since): a run's compaction then
+      joins them by a shuffle (_mj_mor_settle), and dbt_multijoin.compact refuses. -#}
+  {{- return(delta_rows <= 2 * max_rows) -}}
+{%- endmacro %}
+
+
 {% macro _mj_mor_compaction_share() -%}
   {#- Compact once the delta rows pass this share of the base rows (the model's
       `compaction_share`, 0.1 by default). -#}
-  {%- set share = config.get('compaction_share', 0.1) -%}
+  {%- set share = dbt_multijoin._mj_mor_compaction_setting('compaction_share') -%}
   {%- if share is not number or share <= 0 -%}
     {%- do dbt_multijoin._mj_fail("compaction_share must be a number above 0, got '" ~ share ~ "'") -%}
   {%- endif -%}
@@ -148,7 +167,7 @@
       compaction, holds all the delta rows in each task (the view broadcasts them, one row of the
       model's width per key): a share of a large table would be more than a task can hold, and
       Spark refuses a broadcast past 8 GiB. -#}
-  {%- set rows = config.get('compaction_max_delta_rows', 1000000) -%}
+  {%- set rows = dbt_multijoin._mj_mor_compaction_setting('compaction_max_delta_rows') -%}
   {%- if rows is not number or rows is not integer or rows < 1 -%}
     {%- do dbt_multijoin._mj_fail("compaction_max_delta_rows must be a whole number of at least 1, got '" ~ rows ~ "'") -%}
   {%- endif -%}
@@ -487,11 +506,7 @@
   {%- endif -%}
   {%- set why = 'asked: dbt_multijoin_compact' if asked else ('past compaction_share ' ~ share if past_share else 'past compaction_max_delta_rows ' ~ max_rows) -%}
   {%- do log("dbt_multijoin: " ~ model.name ~ ": compacting " ~ state['delta_rows'] ~ " delta rows into " ~ base_rows ~ " base rows (" ~ why ~ ")", info=True) -%}
-  {#- Readers held at most compaction_max_delta_rows delta rows before this run, and a run that
-      changes no more keys than that adds at most as many: up to twice the bound, the compaction
-      broadcasts them as readers do. More came from one run's large change (or a bound lowered
-      since): the compaction joins them by a shuffle, so that no task holds them all. -#}
-  {%- set shuffled_rows = dbt_multijoin._mj_mor_view_sql(plan['spec'], store, broadcast=false) if state['delta_rows'] > 2 * max_rows else none -%}
+  {%- set shuffled_rows = none if dbt_multijoin._mj_mor_broadcasts_delta(state['delta_rows'], max_rows) else dbt_multijoin._mj_mor_view_sql(plan['spec'], store, broadcast=false) -%}
   {%- set unranged = dbt_multijoin._mj_mor_compact(model.name, store, plan['relation'], plan['keys'], state, base_rows,
       dbt_multijoin._mj_mor_unranged_rows(plan['recorded_properties']), share, shuffled_rows) -%}
   {%- set state = dbt_multijoin._mj_mor_store_state(store, plan['keys'], whole=true) -%}
