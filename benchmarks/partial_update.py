@@ -271,13 +271,29 @@ def table_facts(spark, table_format: str, table: str) -> dict:
             "versions": spark.sql(f"select count(*) from {table}.snapshots").first()[0]}
 
 
+def fingerprint_query(spark, table: str) -> str:
+    """The query of fingerprint(table)."""
+    columns = ", ".join(f"`{c}`, `{c}` is null" for c in spark.table(table).columns)
+    return (f"select count(*) as n, sum(cast(xxhash64({columns}) as decimal(38, 0))) as h1, "
+            f"sum(cast(hash({columns}) as decimal(38, 0))) as h2 from {table}")
+
+
 def fingerprint(spark, table: str) -> list:
     """The rows of `table` as a multiset, in three numbers: the row count and two sums of a hash
     of every column (each with whether it is NULL, which a hash skips)."""
-    columns = ", ".join(f"`{c}`, `{c}` is null" for c in spark.table(table).columns)
-    row = spark.sql(f"select count(*) as n, sum(cast(xxhash64({columns}) as decimal(38, 0))) as h1, "
-                    f"sum(cast(hash({columns}) as decimal(38, 0))) as h2 from {table}").first()
+    row = spark.sql(fingerprint_query(spark, table)).first()
     return [int(row.n), str(row.h1), str(row.h2)]
+
+
+def planning_seconds(spark, table: str) -> float:
+    """The seconds Spark takes to plan fingerprint(table) without running it: parsing, the catalog
+    lookups of every table and view it names, analysis, optimization and the physical plan (with
+    the formats' file planning for their statistics). A reader pays it on every query, whatever
+    rows it reads."""
+    query = fingerprint_query(spark, table)
+    start = time.perf_counter()
+    spark.sql(query)._jdf.queryExecution().executedPlan()
+    return time.perf_counter() - start
 
 
 def timed_fingerprint(spark, table: str) -> tuple[list, float]:
@@ -287,17 +303,20 @@ def timed_fingerprint(spark, table: str) -> tuple[list, float]:
     return found, time.perf_counter() - start
 
 
-def warm_scans(spark, view: str, table: str, reps: int = 3) -> tuple[float, float]:
+def warm_scans(spark, view: str, table: str, reps: int = 3) -> dict:
     """The median seconds of a reader's full scan (fingerprint) of `view` and of `table`, warm:
     `reps` scans of each, alternating, run after the first scan of each (the caller's). The first
     scan of a session over a new store state also plans and compiles the view's query for the
     first time, and varies by a second or more: a reader that scans the table again pays the warm
-    figure."""
-    timed = {view: [], table: []}
+    figure. With the medians of each query's planning alone (planning_seconds), timed before each
+    scan: the part of a scan that is the same whatever the rows."""
+    scans, plans = {view: [], table: []}, {view: [], table: []}
     for _ in range(reps):
         for name in (view, table):
-            timed[name].append(timed_fingerprint(spark, name)[1])
-    return statistics.median(timed[view]), statistics.median(timed[table])
+            plans[name].append(planning_seconds(spark, name))
+            scans[name].append(timed_fingerprint(spark, name)[1])
+    return {"reader_scan_warm_seconds": statistics.median(scans[view]), "table_scan_warm_seconds": statistics.median(scans[table]),
+            "reader_planning_warm_seconds": statistics.median(plans[view]), "table_planning_warm_seconds": statistics.median(plans[table])}
 
 
 def store_table(project) -> str:
@@ -483,13 +502,13 @@ def measure_size(spark, args, rows: int, directory: Path) -> dict:
                 raise RuntimeError(f"{rows_label(rows)} day {day} ({shape}): the refreshed table is not the full rebuild: "
                                    f"rows and hash sums {refreshed} against {rebuilt}")
             # After the first scans above, which warm both.
-            warm_scan, warm_table_scan = (warm_scans(spark, project.table("wide"), project.table("wide_rebuild"))
-                                          if args.layout == "merge_on_read" else (None, None))
+            warm = (warm_scans(spark, project.table("wide"), project.table("wide_rebuild"))
+                    if args.layout == "merge_on_read" else {"reader_scan_warm_seconds": None, "table_scan_warm_seconds": None})
             size["shapes"][shape].append({"day": day, "rows_written": sum(written.values()), "tie_rows": tie_rows,
                                           "refresh": _brief(refresh), "rebuild": _brief(rebuild),
                                           "equals_rebuild": True, "rows": refreshed[0],
                                           "reader_scan_seconds": scan, "table_scan_seconds": table_scan,
-                                          "reader_scan_warm_seconds": warm_scan, "table_scan_warm_seconds": warm_table_scan,
+                                          **warm,
                                           "compacted": any(": compacting" in line for line in refresh["log"]),
                                           "delta_share": delta_share(spark, project, args.layout)})
             log(f"{rows_label(rows)} rep {rep + 1} {shape}: refresh {refresh['seconds']:.1f} s "
@@ -652,7 +671,8 @@ def merge_on_read_section(sizes: list[dict], shapes: list[str]) -> list[str]:
              "A reader's full scan: every column of every row (the benchmark's fingerprint query), of the view against the "
              "full rebuild's table, after each change day: the first scan of each (the session's first over the new store "
              "state, which also plans and compiles the view's query) and, warm, the median of three more of each, "
-             "alternating; the delta rows' share of the base rows then (the model compacts in a run past 0.1, the default "
+             "alternating, with the median time Spark took to plan each query (what a reader pays on every query, whatever "
+             "rows it reads); the delta rows' share of the base rows then (the model compacts in a run past 0.1, the default "
              "compaction_share). The compaction: `dbt run-operation dbt_multijoin.compact` after the last change day.", ""]
     rows = []
     for size in sizes:
@@ -661,6 +681,10 @@ def merge_on_read_section(sizes: list[dict], shapes: list[str]) -> list[str]:
         warm = [m for m in days if m.get("reader_scan_warm_seconds") is not None]
         warm_view, warm_table = (_median(m["reader_scan_warm_seconds"] for m in warm), _median(m["table_scan_warm_seconds"] for m in warm)) if warm else (None, None)
         warm_cells = [f"{warm_view:.2f} / {warm_table:.2f}", f"{warm_view / warm_table:.2f}"] if warm else ["-", "-"]
+        # Runs before the planning was timed have none.
+        planned = [m for m in warm if m.get("reader_planning_warm_seconds") is not None]
+        warm_cells.append(f"{_median(m['reader_planning_warm_seconds'] for m in planned):.2f} / "
+                          f"{_median(m['table_planning_warm_seconds'] for m in planned):.2f}" if planned else "-")
         compaction = size.get("compaction", {})
         rows.append([f"{size['rows']:,}", f"{view:.2f}", f"{table:.2f}", f"{view / table:.2f}", *warm_cells,
                      f"{_median(m['delta_share'] for m in days):.1%}", str(sum(m["compacted"] for m in days)),
@@ -668,6 +692,7 @@ def merge_on_read_section(sizes: list[dict], shapes: list[str]) -> list[str]:
                      f"{compaction.get('reader_scan_seconds', float('nan')):.2f} / {compaction.get('after_scan_seconds', float('nan')):.2f}",
                      f"{_median(m['refresh']['seconds'] for m in days):.1f}"])
     lines += _table(["keys/input", "view scan s", "table scan s", "view ÷ table", "warm view / table scan s", "warm view ÷ table",
+                     "of which planning, view / table s",
                      "delta share", "refreshes that compacted",
                      "compaction s", "delta share compacted", "view scan before / after compaction s", "refresh s"], rows)
     return lines

@@ -226,8 +226,18 @@ def test_the_partial_update_report_evaluates_the_targets_and_writes_its_notes():
     for size in merge_on_read["sizes"]:
         for days in size["shapes"].values():
             for measured in days:
-                measured.update(reader_scan_seconds=2.0, table_scan_seconds=1.5, delta_share=0.01, compacted=False)
-    assert "| refresh at 16M ÷ refresh at 2M <= 1.2 | one_input | 8.00 MISSED |" in partial_update.markdown(merge_on_read)
+                measured.update(reader_scan_seconds=2.0, table_scan_seconds=1.5, delta_share=0.01, compacted=False,
+                                reader_scan_warm_seconds=1.8, table_scan_warm_seconds=1.4,
+                                reader_planning_warm_seconds=0.4, table_planning_warm_seconds=0.05)
+    report = partial_update.markdown(merge_on_read)
+    assert "| refresh at 16M ÷ refresh at 2M <= 1.2 | one_input | 8.00 MISSED |" in report
+    # The warm scans, and the planning within them; a run from before the planning was timed has none.
+    assert "| 1.80 / 1.40 | 1.29 | 0.40 / 0.05 | 1.0% |" in report
+    for size in merge_on_read["sizes"]:
+        for days in size["shapes"].values():
+            for measured in days:
+                del measured["reader_planning_warm_seconds"], measured["table_planning_warm_seconds"]
+    assert "| 1.80 / 1.40 | 1.29 | - | 1.0% |" in partial_update.markdown(merge_on_read)
 
     small = partial_update.markdown(_partial_update_results({50_000: 750}))
     assert "(at 50k)" in small and "not measured (one size)" in small
