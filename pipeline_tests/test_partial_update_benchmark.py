@@ -50,7 +50,7 @@ def test_the_partial_update_benchmark_runs_and_equals_a_full_rebuild(spark, tabl
 def test_the_merge_on_read_benchmark_runs_and_its_view_equals_a_full_rebuild(spark, table_format, tmp_path):
     """The same harness with the model in the merge-on-read layout, at its smallest: the refresh
     takes the partial-update path, the view equals the full rebuild's table, a reader's scan of
-    each is timed, and the compaction at the end leaves what readers see as it was."""
+    each and its planning are timed, and the compaction at the end leaves what readers see as it was."""
     out = tmp_path / "results"
     results = partial_update.main(
         ["--rows", "300", "--k", "4", "--days", "2", "--reps", "1", "--shapes", "one_input", "--layout", "merge_on_read",
@@ -60,6 +60,8 @@ def test_the_merge_on_read_benchmark_runs_and_its_view_equals_a_full_rebuild(spa
         (measured,) = size["shapes"]["one_input"]
         assert measured["refresh"]["path"] == "partial update" and measured["equals_rebuild"], measured["refresh"]["log"]
         assert measured["reader_scan_seconds"] > 0 and measured["table_scan_seconds"] > 0
+        # The warm scans, and each query's planning within them.
+        assert all(measured[f"{who}_{what}_warm_seconds"] > 0 for who in ("reader", "table") for what in ("scan", "planning")), measured
         assert 0 < measured["delta_share"] < 0.1 and not measured["compacted"], measured
         compaction = size["compaction"]
         assert compaction["delta_share"] > 0 and compaction["seconds"] > 0, compaction
