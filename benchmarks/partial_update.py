@@ -32,7 +32,10 @@ With --layout merge_on_read, `wide` is in that layout (a view over base and delt
 rebuild `wide_rebuild` stays a table): after each change day a reader's full scan of the view is
 timed against the same scan of the rebuilt table, with the delta rows' share then; after the last,
 a compaction on demand (`dbt run-operation dbt_multijoin.compact`) is timed, and what readers see
-must not change.
+must not change. Beside it, the same model in the default layout (`wide_table_layout`, a table
+whose refresh MERGEs the changes into it) is built and refreshed on the same days, each refresh
+timed after `wide`'s and its rows checked against the rebuild: today's refresh, which the
+compaction (the same rewrite of every file, done once for many refreshes) is compared with.
 
 Every refresh, of the history or timed, must log that it took the partial-update path
 ("partial update" in the dbt log, macros/changed_keys/plan.sql); the run fails otherwise.
@@ -117,6 +120,8 @@ SCALING = Target("refresh at 16M ÷ refresh at 2M <= 1.5", "<=", 1.5)
 # The merge-on-read layout's refresh reads no column of the table but its key, so it is held to a
 # flatter bound.
 SCALING_MERGE_ON_READ = Target("refresh at 16M ÷ refresh at 2M <= 1.2", "<=", 1.2)
+# A compaction rewrites every file, as today's refresh (the default layout's MERGE) does each day.
+COMPACTION = Target("compaction ÷ the default layout's refresh at 16M <= 1", "<=", 1.0)
 TARGET_LARGE, TARGET_SMALL = 16_000_000, 2_000_000
 
 
@@ -442,6 +447,19 @@ def require_partial_update(run: dict, what: str) -> None:
                            "Its dbt_multijoin log lines:\n  " + "\n  ".join(run["log"] or ["(none)"]))
 
 
+def refresh_beside(spark, project, models: list[str], when: str, first_build: bool = False) -> dict:
+    """`dbt run` of each of `models`, as `wide`'s just ran: its first build, or a refresh, which
+    must take the partial-update path. Returns {"<model>_refresh": its run} of each refresh."""
+    runs = {}
+    for name in models:
+        run = dbt_run(spark, project, name)
+        if not first_build:
+            require_partial_update(run, f"{when}: {name}")
+            runs[f"{name}_refresh"] = _brief(run)
+        log(f"{when}: {name} {run['path']} {run['seconds']:.1f} s")
+    return runs
+
+
 def measure_size(spark, args, rows: int, directory: Path) -> dict:
     """History, then the timed change days and fixed-cost runs of one size; the tables are
     dropped at the end unless --keep."""
@@ -454,6 +472,10 @@ def measure_size(spark, args, rows: int, directory: Path) -> dict:
     project.sources(*[f"t{i}" for i in range(1, args.k + 1)])
     project.model("wide", model_sql(args.k, args.table_format, args.layout))
     project.model("wide_rebuild", model_sql(args.k, args.table_format))
+    # Today's refresh beside the merge-on-read one: the same model in the default layout.
+    beside = ["wide_table_layout"] if args.layout == "merge_on_read" else []
+    for name in beside:
+        project.model(name, model_sql(args.k, args.table_format))
     project.model("fixed_cost", "{{ config(materialized='view') }}\nselect 1 as x\n")
 
     size: dict = {"rows": rows, "schema": project.schema, "history": [], "between": [], "fixed_cost": [], "shapes": {s: [] for s in args.shapes}}
@@ -461,6 +483,7 @@ def measure_size(spark, args, rows: int, directory: Path) -> dict:
     written = {}
     if first_build_day == 1:
         size["first_build"] = _brief(dbt_run(spark, project, "wide"))
+        refresh_beside(spark, project, beside, f"{rows_label(rows)} day 1 (one-shot load)", first_build=True)
         log(f"{rows_label(rows)} day 1 (one-shot load): first build of wide {size['first_build']['seconds']:.1f} s")
     for day in range(2, args.days + 1):
         wrote = time.perf_counter()
@@ -469,9 +492,11 @@ def measure_size(spark, args, rows: int, directory: Path) -> dict:
         if day == first_build_day:
             size["first_build"] = _brief(dbt_run(spark, project, "wide"))
             log(f"{rows_label(rows)} day {day}: first build of wide {size['first_build']['seconds']:.1f} s")
+            refresh_beside(spark, project, beside, f"{rows_label(rows)} day {day}", first_build=True)
         elif day > first_build_day:
             refresh = dbt_run(spark, project, "wide")
             require_partial_update(refresh, f"{rows_label(rows)} history day {day}")
+            refresh_beside(spark, project, beside, f"{rows_label(rows)} history day {day}")
             size["history"].append({"day": day, "rows_written": sum(written.values()), "write_seconds": write_seconds, **_brief(refresh)})
             log(f"{rows_label(rows)} day {day}: the inputs' MERGEs {write_seconds:.1f} s, refresh {refresh['seconds']:.1f} s, "
                 f"{refresh['changed_keys']:,} changed keys")
@@ -490,22 +515,28 @@ def measure_size(spark, args, rows: int, directory: Path) -> dict:
                 written = inputs.apply_day(day, STANDARD_DAY)
                 between = dbt_run(spark, project, "wide")
                 require_partial_update(between, f"{rows_label(rows)} day {day} ({STANDARD_DAY}, untimed)")
+                refresh_beside(spark, project, beside, f"{rows_label(rows)} day {day} ({STANDARD_DAY}, untimed)")
                 size["between"].append({"day": day, **_brief(between)})
             tie_rows = inputs.tie_rows(written)
             day += 1
             written = inputs.apply_day(day, shape)
             refresh = dbt_run(spark, project, "wide")
             require_partial_update(refresh, f"{rows_label(rows)} day {day} ({shape})")
+            refreshed_beside = refresh_beside(spark, project, beside, f"{rows_label(rows)} day {day} ({shape})")
             rebuild = dbt_run(spark, project, "wide_rebuild", "--full-refresh")
             (refreshed, scan), (rebuilt, table_scan) = (timed_fingerprint(spark, project.table(t)) for t in ("wide", "wide_rebuild"))
             if refreshed != rebuilt:
                 raise RuntimeError(f"{rows_label(rows)} day {day} ({shape}): the refreshed table is not the full rebuild: "
                                    f"rows and hash sums {refreshed} against {rebuilt}")
+            for name in beside:
+                if (found := fingerprint(spark, project.table(name))) != rebuilt:
+                    raise RuntimeError(f"{rows_label(rows)} day {day} ({shape}): {name} is not the full rebuild: "
+                                       f"rows and hash sums {found} against {rebuilt}")
             # After the first scans above, which warm both.
             warm = (warm_scans(spark, project.table("wide"), project.table("wide_rebuild"))
                     if args.layout == "merge_on_read" else {"reader_scan_warm_seconds": None, "table_scan_warm_seconds": None})
             size["shapes"][shape].append({"day": day, "rows_written": sum(written.values()), "tie_rows": tie_rows,
-                                          "refresh": _brief(refresh), "rebuild": _brief(rebuild),
+                                          "refresh": _brief(refresh), "rebuild": _brief(rebuild), **refreshed_beside,
                                           "equals_rebuild": True, "rows": refreshed[0],
                                           "reader_scan_seconds": scan, "table_scan_seconds": table_scan,
                                           **warm,
@@ -523,7 +554,7 @@ def measure_size(spark, args, rows: int, directory: Path) -> dict:
             f"{size['compaction']['seconds']:.1f} s; a full scan of the view {size['compaction']['reader_scan_seconds']:.1f} s "
             f"before it, {size['compaction']['after_scan_seconds']:.1f} s after")
     stored = {"wide": store_table(project) if args.layout == "merge_on_read" else project.table("wide"),
-              "wide_rebuild": project.table("wide_rebuild")}
+              "wide_rebuild": project.table("wide_rebuild"), **{name: project.table(name) for name in beside}}
     size["tables_at_end"] = {name: table_facts(spark, args.table_format, table) for name, table in stored.items()}
     size["inputs_at_end"] = {f"t{i}": table_facts(spark, args.table_format, inputs.table(i)) for i in (1, 2)}
     if not args.keep:
@@ -605,6 +636,8 @@ def markdown(results: dict) -> str:
             rows.append([scaling.name, shape, f"{value:.2f} {'met' if scaling.met(value) else 'MISSED'}{measured}"])
         else:
             rows.append([scaling.name, shape, "not measured (one size)"])
+    if results.get("layout") == "merge_on_read":
+        rows += compaction_target(sizes)
     lines += _table(["target", "shape", "value"], rows)
 
     lines += ["## Refresh and full rebuild", ""]
@@ -664,6 +697,25 @@ def markdown(results: dict) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def table_layout_refresh(size: dict) -> float | None:
+    """The median seconds of the default layout's refreshes run beside the merge-on-read model's
+    at `size` (None in runs from before they were)."""
+    runs = [m["wide_table_layout_refresh"]["seconds"] for shape in size["shapes"].values() for m in shape
+            if "wide_table_layout_refresh" in m]
+    return _median(runs) if runs else None
+
+
+def compaction_target(sizes: list[dict]) -> list[list[str]]:
+    """The compaction's target row, at 16M or the largest size measured."""
+    large = next((s for s in sizes if s["rows"] == TARGET_LARGE), sizes[-1])
+    today = table_layout_refresh(large)
+    if today is None or "compaction" not in large:
+        return [[COMPACTION.name, "all", "not measured (no default-layout refresh beside it)"]]
+    value = large["compaction"]["seconds"] / today
+    return [[COMPACTION.name, "all", f"{value:.2f} {'met' if COMPACTION.met(value) else 'MISSED'}"
+             + ("" if large["rows"] == TARGET_LARGE else f" (at {rows_label(large['rows'])})")]]
+
+
 def merge_on_read_section(sizes: list[dict], shapes: list[str]) -> list[str]:
     """What readers of the merge-on-read view pay against readers of the rebuilt table, and the
     compaction's cost, per size."""
@@ -673,7 +725,9 @@ def merge_on_read_section(sizes: list[dict], shapes: list[str]) -> list[str]:
              "state, which also plans and compiles the view's query) and, warm, the median of three more of each, "
              "alternating, with the median time Spark took to plan each query (what a reader pays on every query, whatever "
              "rows it reads); the delta rows' share of the base rows then (the model compacts in a run past 0.1, the default "
-             "compaction_share). The compaction: `dbt run-operation dbt_multijoin.compact` after the last change day.", ""]
+             "compaction_share). The compaction: `dbt run-operation dbt_multijoin.compact` after the last change day, against "
+             "the median refresh of the same model in the default layout on the same days (today's refresh: a MERGE "
+             "that rewrites every file holding a changed key).", ""]
     rows = []
     for size in sizes:
         days = [m for shape in shapes for m in size["shapes"][shape]]
@@ -691,10 +745,13 @@ def merge_on_read_section(sizes: list[dict], shapes: list[str]) -> list[str]:
                      f"{compaction.get('seconds', float('nan')):.1f}", f"{compaction.get('delta_share', float('nan')):.1%}",
                      f"{compaction.get('reader_scan_seconds', float('nan')):.2f} / {compaction.get('after_scan_seconds', float('nan')):.2f}",
                      f"{_median(m['refresh']['seconds'] for m in days):.1f}"])
+        today = table_layout_refresh(size)
+        rows[-1] += ([f"{today:.1f}", f"{compaction['seconds'] / today:.2f}" if compaction else "-"] if today else ["-", "-"])
     lines += _table(["keys/input", "view scan s", "table scan s", "view ÷ table", "warm view / table scan s", "warm view ÷ table",
                      "of which planning, view / table s",
                      "delta share", "refreshes that compacted",
-                     "compaction s", "delta share compacted", "view scan before / after compaction s", "refresh s"], rows)
+                     "compaction s", "delta share compacted", "view scan before / after compaction s", "refresh s",
+                     "default layout's refresh s", "compaction ÷ it"], rows)
     return lines
 
 

@@ -238,6 +238,17 @@ def test_the_partial_update_report_evaluates_the_targets_and_writes_its_notes():
             for measured in days:
                 del measured["reader_planning_warm_seconds"], measured["table_planning_warm_seconds"]
     assert "| 1.80 / 1.40 | 1.29 | - | 1.0% |" in partial_update.markdown(merge_on_read)
+    # Without the default layout's refreshes beside it (runs from before), no compaction target.
+    assert "| compaction ÷ the default layout's refresh at 16M <= 1 | all | not measured" in report
+    # With them: the compaction (24 s) against their median (30 s at 16M).
+    for size in merge_on_read["sizes"]:
+        size["compaction"] = {"seconds": 24.0, "delta_share": 0.01, "reader_scan_seconds": 2.0, "after_scan_seconds": 1.5}
+        for days in size["shapes"].values():
+            for measured in days:
+                measured["wide_table_layout_refresh"] = {"seconds": size["rows"] / 1e6 * 30 / 16, "path": "partial update"}
+    report = partial_update.markdown(merge_on_read)
+    assert "| compaction ÷ the default layout's refresh at 16M <= 1 | all | 0.80 met |" in report
+    assert "| 24.0 | 1.0% | 2.00 / 1.50 | 16.0 | 30.0 | 0.80 |" in report
 
     small = partial_update.markdown(_partial_update_results({50_000: 750}))
     assert "(at 50k)" in small and "not measured (one size)" in small
