@@ -51,6 +51,19 @@ def scratch_objects(project) -> list[str]:
     return tables + views
 
 
+def assert_view_inputs_are_the_touched_ones(project) -> str:
+    """After a run, the merge-on-read view takes from delta rows the columns of exactly the inputs
+    some delta row touches (what it records; the rows it gives are checked against the rebuild):
+    none it could miss, none a reader pays for in vain. Returns them, comma-separated."""
+    spark, store = project.spark, project.table("wide_mor__dbt_mj_store")
+    recorded = {row.key: row.value for row in spark.sql(f"show tblproperties {project.table('wide_mor')}").collect()}
+    flags = [c for c in spark.table(store).columns if c.startswith("dbt_multijoin_touched_")]
+    row = spark.sql("select " + ", ".join(f"coalesce(max(dbt_multijoin_seq > 0 and {c}), false)" for c in flags) + f" from {store}").first()
+    touched = ",".join(c.removeprefix("dbt_multijoin_touched_") for c, held in zip(flags, row) if held)
+    assert recorded["dbt_multijoin.mor.delta_inputs"] == touched, (recorded, touched)
+    return touched
+
+
 def run_log(project) -> str:
     return (project.root / "logs" / "dbt.log").read_text()
 
@@ -68,6 +81,7 @@ def test_partial_update_equals_full_rebuild(spark, table_format, tmp_path_factor
     for name, layout in LAYOUTS.items():
         project.model(name, model_sql(one_row_per_key=True, layout=layout, compaction_share=1000 if layout else None))
     assert_equals_full_rebuild(project, project.dbt("run"))
+    widened_runs, touched_after_a_run = 0, False
     for run_index, batch in enumerate(batches):
         writes = inputs.writes
         for op in batch:
@@ -80,7 +94,18 @@ def test_partial_update_equals_full_rebuild(spark, table_format, tmp_path_factor
         assert "wide: partial update" in run.output and "wide_mor: partial update" in run.output
         assert_merge_filter(run.output, kind, inputs.writes > writes)
         assert ("wide_mor: compacting" in run.output) >= compact, run.output
+        touched_after_a_run |= bool(assert_view_inputs_are_the_touched_ones(project))
+        if "before this run writes its delta rows" in run.output:
+            widened_runs += 1
+            # Widened before the delta rows are written: a reader between the two writes must not
+            # miss them.
+            this_run = run_log(project).rsplit("Running with dbt", 1)[1]
+            widened = this_run.index("create or replace view " + project.table("wide_mor") + " tblproperties")
+            assert widened < this_run.index("merge into " + project.table("wide_mor__dbt_mj_store")), this_run
         assert not scratch_objects(project)
+    # The full build's view takes no input's columns from delta rows: a run that left delta rows
+    # widened it.
+    assert widened_runs > 0 or not touched_after_a_run
     properties = project.properties("wide")
     # The table still records the operator its full build used; the refreshes joined nothing.
     assert properties["dbt_multijoin.operator"] == "MultiJoin"

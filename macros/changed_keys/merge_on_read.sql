@@ -105,23 +105,96 @@
 {%- endmacro %}
 
 
-{% macro _mj_mor_store_state(store, keys, whole=false) -%}
+{#- Which inputs' columns the view takes from delta rows (_mj_mor_view_sql's `chosen`): at least
+    every input some delta row of the store touches, so that a reader never misses a change. The
+    view records them in its own properties (one metastore call replaces both). A refresh widens
+    them before it writes the store; after its last write the run narrows them to what the store's
+    delta rows touch, and to none after a compaction. A refresh that changes the inputs the last
+    one changed replaces the view neither time. -#}
+{% macro _mj_mor_view_inputs_key() -%}
+  {{- return('dbt_multijoin.mor.delta_inputs') -}}
+{%- endmacro %}
+
+
+{% macro _mj_mor_create_view(view, spec, store, chosen) -%}
+  {%- do dbt_multijoin._mj_exec('create or replace view ' ~ view ~ " tblproperties ('" ~ dbt_multijoin._mj_mor_view_inputs_key() ~ "' = '"
+      ~ chosen | join(',') ~ "') as\n" ~ dbt_multijoin._mj_mor_view_sql(spec, store, chosen=chosen)) -%}
+{%- endmacro %}
+
+
+{% macro _mj_mor_view_inputs(plan) -%}
+  {#- The inputs the view takes from delta rows now: as this run last set them, else as the view
+      records them; every input where it records none (a view an earlier release made) or is
+      missing. -#}
+  {%- if plan.get('mor_view_inputs') is not none -%}
+    {{- return(plan['mor_view_inputs']) -}}
+  {%- endif -%}
+  {%- set every = range(plan['spec']['inputs'] | length) | list -%}
+  {%- if load_cached_relation(plan['relation']) is none -%}
+    {{- return(every) -}}
+  {%- endif -%}
+  {%- set recorded = dbt_multijoin._mj_table_properties(plan['relation']).get(dbt_multijoin._mj_mor_view_inputs_key()) -%}
+  {%- if recorded is none -%}
+    {{- return(every) -}}
+  {%- endif -%}
+  {%- set chosen = [] -%}
+  {%- for index in recorded.split(',') if index != '' -%}
+    {%- do chosen.append(index | int) -%}
+  {%- endfor -%}
+  {{- return(chosen) -}}
+{%- endmacro %}
+
+
+{% macro _mj_mor_set_view_inputs(plan, chosen, why) -%}
+  {%- set chosen = chosen | unique | sort | list -%}
+  {%- if chosen != dbt_multijoin._mj_mor_view_inputs(plan) -%}
+    {%- do log("dbt_multijoin: " ~ model.name ~ ": the view takes the columns of input(s) [" ~ chosen | join(', ') ~ "] from delta rows (" ~ why ~ ")", info=True) -%}
+    {%- do dbt_multijoin._mj_mor_create_view(plan['relation'], plan['spec'], plan['store'], chosen) -%}
+  {%- endif -%}
+  {%- do plan.update({'mor_view_inputs': chosen}) -%}
+{%- endmacro %}
+
+
+{% macro _mj_mor_widen_view(plan, indexes) -%}
+  {#- Before a refresh writes delta rows that touch the inputs `indexes`. -#}
+  {%- do dbt_multijoin._mj_mor_set_view_inputs(plan, dbt_multijoin._mj_mor_view_inputs(plan) + indexes, 'before this run writes its delta rows') -%}
+{%- endmacro %}
+
+
+{% macro _mj_mor_narrow_view(plan, state) -%}
+  {#- After the run's last write to the store (`state`: _mj_mor_store_state with the inputs). -#}
+  {%- do dbt_multijoin._mj_mor_set_view_inputs(plan, state['touched_inputs'], 'those the delta rows touch') -%}
+{%- endmacro %}
+
+
+{% macro _mj_mor_store_state(store, keys, whole=false, inputs=0) -%}
   {#- What the store holds, in one query after a write: {delta_rows, highest_seq, null_keyed_rows
       (whether a NULL-keyed row may be read: one an earlier generation replaced still counts, the
       view's branch then finds nothing but is kept), new_key_rows (the delta rows of keys no base
-      row has), base_rows (with `whole`; else none)}. Without
+      row has), base_rows (with `whole`; else none), touched_inputs (of the first `inputs` inputs,
+      the indexes of those some delta row touches)}. Without
       `whole` the filter lets the formats' file statistics skip the base files that hold no NULL
       key; the base rows are counted only after a build or a compaction, which wrote them. -#}
+  {%- set touched = [] -%}
+  {%- for index in range(inputs) -%}
+    {%- do touched.append(', coalesce(max(dbt_multijoin_seq > 0 and ' ~ dbt_multijoin._mj_mor_touched(index) ~ '), false) as touched_' ~ index) -%}
+  {%- endfor -%}
   {%- set state = run_query(
       'select count_if(dbt_multijoin_seq > 0) as delta_rows, coalesce(max(dbt_multijoin_seq), 0) as highest_seq, '
       ~ 'count_if(dbt_multijoin_seq > 0 and not dbt_multijoin_in_base) as new_key_rows, '
       ~ 'coalesce(max((dbt_multijoin_seq = 0 and (' ~ dbt_multijoin._mj_any_key_null(none, keys) ~ ')) '
       ~ 'or (dbt_multijoin_seq > 0 and dbt_multijoin_null_group is not null and not coalesce(dbt_multijoin_null_marker, false))), false) as null_keyed_rows'
       ~ (', count_if(dbt_multijoin_seq = 0) as base_rows' if whole else '')
+      ~ touched | join('')
       ~ ' from ' ~ store ~ ('' if whole else ' where dbt_multijoin_seq > 0 or ' ~ dbt_multijoin._mj_any_key_null(none, keys)))[0] -%}
+  {%- set touched_inputs = [] -%}
+  {%- for index in range(inputs) if (state['touched_' ~ index] | string | lower) in ['true', '1'] -%}
+    {%- do touched_inputs.append(index) -%}
+  {%- endfor -%}
   {{- return({'delta_rows': state['delta_rows'] | int, 'highest_seq': state['highest_seq'] | int, 'new_key_rows': state['new_key_rows'] | int,
       'null_keyed_rows': (state['null_keyed_rows'] | string | lower) in ['true', '1'],
-      'base_rows': state['base_rows'] | int if whole else none}) -}}
+      'base_rows': state['base_rows'] | int if whole else none,
+      'touched_inputs': touched_inputs}) -}}
 {%- endmacro %}
 
 
@@ -236,25 +309,41 @@
     {%- do log("dbt_multijoin: " ~ model.name ~ ": " ~ existing_relation ~ " becomes a view over " ~ store ~ " (layout merge_on_read)", info=True) -%}
     {%- do dbt_multijoin._mj_drop_own_table(existing_relation, existing_relation.is_delta) -%}
   {%- endif -%}
-  {%- do dbt_multijoin._mj_exec('create or replace view ' ~ view ~ ' as\n' ~ dbt_multijoin._mj_mor_view_sql(spec, store)) -%}
+  {#- The store holds no delta row. -#}
+  {%- do dbt_multijoin._mj_mor_create_view(view, spec, store, []) -%}
+  {%- do plan.update({'mor_view_inputs': []}) -%}
   {%- do adapter.cache_added(view.incorporate(type='view')) -%}
   {{- return(state['base_rows']) -}}
 {%- endmacro %}
 
 
-{% macro _mj_mor_view_sql(spec, store, broadcast=true) -%}
+{% macro _mj_mor_view_sql(spec, store, broadcast=true, chosen=none) -%}
   {#- What readers see: the layout file's header says how. Without `broadcast`, the same rows with
       no hint on the join, which Spark then plans by the sizes it estimates (a shuffle of both
-      sides): the compaction of more delta rows than a task should hold (_mj_mor_settle). -#}
+      sides): the compaction of more delta rows than a task should hold (_mj_mor_settle).
+      `chosen`: the indexes of the inputs whose columns come from a key's delta row where it
+      touched them (none: every input). Those of the others come from the base row alone, which
+      is right while no delta row touches them (_mj_mor_widen_view and _mj_mor_narrow_view keep it
+      so), and then readers pay neither their choice per row nor their delta columns in the
+      broadcast. -#}
   {%- set keys = spec['keys'] -%}
   {%- set parts = dbt_multijoin._mj_mor_parts(store) -%}
   {%- set merged, held_merged = [], [] -%}
   {%- for input in spec['inputs'] -%}
     {%- set touched = 'd.' ~ dbt_multijoin._mj_mor_touched(loop.index0) -%}
+    {%- set from_delta = chosen is none or loop.index0 in chosen -%}
     {%- for name in dbt_multijoin._mj_mor_input_columns(input) -%}
-      {%- do merged.append('case when ' ~ touched ~ ' then ' ~ dbt_multijoin._mj_column_ref('d', name) ~ ' else ' ~ dbt_multijoin._mj_column_ref('b', name) ~ ' end as ' ~ dbt_multijoin._mj_quote(name)) -%}
+      {%- if from_delta -%}
+        {%- do merged.append('case when ' ~ touched ~ ' then ' ~ dbt_multijoin._mj_column_ref('d', name) ~ ' else ' ~ dbt_multijoin._mj_column_ref('b', name) ~ ' end as ' ~ dbt_multijoin._mj_quote(name)) -%}
+      {%- else -%}
+        {%- do merged.append(dbt_multijoin._mj_column_ref('b', name) ~ ' as ' ~ dbt_multijoin._mj_quote(name)) -%}
+      {%- endif -%}
     {%- endfor -%}
-    {%- do held_merged.append('coalesce(case when ' ~ touched ~ ' then d.' ~ input['presence_column'] ~ ' else b.' ~ input['presence_column'] ~ ' end, false)') -%}
+    {%- if from_delta -%}
+      {%- do held_merged.append('coalesce(case when ' ~ touched ~ ' then d.' ~ input['presence_column'] ~ ' else b.' ~ input['presence_column'] ~ ' end, false)') -%}
+    {%- else -%}
+      {%- do held_merged.append('coalesce(b.' ~ input['presence_column'] ~ ', false)') -%}
+    {%- endif -%}
   {%- endfor -%}
   {%- set columns = dbt_multijoin._mj_column_list(dbt_multijoin._mj_partial_update_columns(spec)) -%}
   {%- set input_of = [] -%}
@@ -493,7 +582,8 @@
       to record, or none when it did not compact. -#}
   {%- set store = plan['store'] -%}
   {%- set base_rows = (plan['recorded_properties'].get('dbt_multijoin.mor.base_rows', '0') | int) -%}
-  {%- set state = dbt_multijoin._mj_mor_store_state(store, plan['keys']) -%}
+  {%- set inputs = plan['spec']['inputs'] | length -%}
+  {%- set state = dbt_multijoin._mj_mor_store_state(store, plan['keys'], inputs=inputs) -%}
   {%- set share = dbt_multijoin._mj_mor_compaction_share() -%}
   {%- set max_rows = dbt_multijoin._mj_mor_compaction_max_delta_rows() -%}
   {%- set asked = dbt_multijoin._mj_mor_compaction_asked() -%}
@@ -502,6 +592,7 @@
   {%- if not (asked or past_share or past_rows) -%}
     {%- do log("dbt_multijoin: " ~ model.name ~ ": " ~ state['delta_rows'] ~ " delta rows beside " ~ base_rows ~ " base rows (compaction past " ~ share ~ " of them or past " ~ max_rows ~ " rows)", info=True) -%}
     {%- do dbt_multijoin._mj_mor_settle_parts(store, state) -%}
+    {%- do dbt_multijoin._mj_mor_narrow_view(plan, state) -%}
     {{- return(none) -}}
   {%- endif -%}
   {%- set why = 'asked: dbt_multijoin_compact' if asked else ('past compaction_share ' ~ share if past_share else 'past compaction_max_delta_rows ' ~ max_rows) -%}
@@ -509,8 +600,9 @@
   {%- set shuffled_rows = none if dbt_multijoin._mj_mor_broadcasts_delta(state['delta_rows'], max_rows) else dbt_multijoin._mj_mor_view_sql(plan['spec'], store, broadcast=false) -%}
   {%- set unranged = dbt_multijoin._mj_mor_compact(model.name, store, plan['relation'], plan['keys'], state, base_rows,
       dbt_multijoin._mj_mor_unranged_rows(plan['recorded_properties']), share, shuffled_rows) -%}
-  {%- set state = dbt_multijoin._mj_mor_store_state(store, plan['keys'], whole=true) -%}
+  {%- set state = dbt_multijoin._mj_mor_store_state(store, plan['keys'], whole=true, inputs=inputs) -%}
   {%- do dbt_multijoin._mj_mor_settle_parts(store, state) -%}
+  {%- do dbt_multijoin._mj_mor_narrow_view(plan, state) -%}
   {{- return({'base_rows': state['base_rows'], 'unranged_rows': unranged}) -}}
 {%- endmacro %}
 

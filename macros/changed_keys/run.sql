@@ -58,8 +58,10 @@
     {{- return(operator) -}}
   {%- endif -%}
   {%- if plan['layout'] == 'merge_on_read' -%}
-    {#- Before the store changes, the view reads every part of it (merge_on_read.sql). -#}
+    {#- Before the store changes, the view reads every part of it, and the columns of every input
+        the run changes from delta rows (merge_on_read.sql). -#}
     {%- do dbt_multijoin._mj_mor_open_parts(plan['store']) -%}
+    {%- do dbt_multijoin._mj_mor_widen_view(plan, dbt_multijoin._mj_changed_indexes(dbt_multijoin._mj_read_inputs(plan))) -%}
   {%- endif -%}
   {%- if plan['schema_change'] -%}
     {#- Recorded before the columns change, so that a run that stops between here and the marks
@@ -68,7 +70,7 @@
     {%- do dbt_multijoin._mj_apply_schema_change(plan['store'], plan['schema_change']) -%}
     {%- if plan['layout'] == 'merge_on_read' -%}
       {#- The view names the model's columns: it follows the store's. -#}
-      {%- do dbt_multijoin._mj_exec('create or replace view ' ~ relation ~ ' as\n' ~ dbt_multijoin._mj_mor_view_sql(plan['spec'], plan['store'])) -%}
+      {%- do dbt_multijoin._mj_mor_create_view(relation, plan['spec'], plan['store'], dbt_multijoin._mj_mor_view_inputs(plan)) -%}
     {%- endif -%}
   {%- endif -%}
   {%- if plan['layout'] == 'merge_on_read' -%}
