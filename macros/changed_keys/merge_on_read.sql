@@ -157,7 +157,8 @@
 
 {% macro _mj_mor_widen_view(plan, indexes) -%}
   {#- Before a refresh writes delta rows that touch the inputs `indexes`. -#}
-  {%- do dbt_multijoin._mj_mor_set_view_inputs(plan, dbt_multijoin._mj_mor_view_inputs(plan) + indexes, 'before this run writes its delta rows') -%}
+  {%- do plan.update({'mor_view_inputs': dbt_multijoin._mj_mor_view_inputs(plan)}) -%}
+  {%- do dbt_multijoin._mj_mor_set_view_inputs(plan, plan['mor_view_inputs'] + indexes, 'before this run writes its delta rows') -%}
 {%- endmacro %}
 
 
