@@ -341,20 +341,26 @@ def delta_share(spark, project, layout: str) -> float | None:
 
 def compact(spark, project) -> dict:
     """A timed compaction on demand (`dbt run-operation dbt_multijoin.compact`), with a reader's
-    full scan of the view before and after it, whose rows it must not change."""
+    full scan of the view before and after it, whose rows it must not change, and where its time
+    went (its statements by the dbt log, its SQL executions by Spark)."""
     share = delta_share(spark, project, "merge_on_read")
     before, scan = timed_fingerprint(spark, project.table("wide"))
-    io_before = last_stage_id(spark)
+    dbt_log = project.root / "logs" / "dbt.log"
+    offset = dbt_log.stat().st_size if dbt_log.exists() else 0
+    io_before, before_execution = last_stage_id(spark), last_execution_id(spark)
     start = time.perf_counter()
     result = project.dbt("run-operation", "dbt_multijoin.compact", "--args", "{model_name: wide}")
     seconds = time.perf_counter() - start
     if not result.success:
         raise RuntimeError(f"the compaction failed:\n{result.describe()}")
     io = io_since(spark, io_before)
+    statements = statement_seconds(_new_log_text(dbt_log, offset), "macro_compact")
+    executions = executions_since(spark, before_execution)
     after, after_scan = timed_fingerprint(spark, project.table("wide"))
     if after != before:
         raise RuntimeError(f"the compaction changed what readers see: {before} against {after}")
-    return {"seconds": seconds, **io, "delta_share": share, "reader_scan_seconds": scan, "after_scan_seconds": after_scan}
+    return {"seconds": seconds, **io, "delta_share": share, "reader_scan_seconds": scan, "after_scan_seconds": after_scan,
+            "statements": statements, "executions": executions}
 
 
 def _new_log_text(path: Path, offset: int) -> str:
@@ -394,7 +400,7 @@ def dbt_run(spark, project, model: str, *extra: str) -> dict:
     lines = [line[line.index(marker):] for line in text.splitlines() if marker in line]
     keys = [int(m.group(1)) for line in lines if (m := re.search(r": (\d+) changed keys", line))]
     return {"seconds": seconds, **io, "path": path_taken(lines), "changed_keys": keys[-1] if keys else None,
-            "log": lines, "statements": statement_seconds(text, model),
+            "log": lines, "statements": statement_seconds(text, f"model.pipelines.{model}"),
             "executions": executions_since(spark, before_execution),
             "stage_timings": sorted(stages_since(spark, before)["stage_timings"], key=lambda t: -(t["wall_seconds"] or 0))[:8]}
 
@@ -402,8 +408,9 @@ def dbt_run(spark, project, model: str, *extra: str) -> dict:
 _STAMP = re.compile(r"^(\d\d):(\d\d):(\d\d\.\d+) ")
 
 
-def statement_seconds(text: str, model: str, most: int = 8) -> list[list]:
-    """Where a `dbt run`'s time went, from its dbt log: the model's statements, each from the log
+def statement_seconds(text: str, connection: str, most: int = 8) -> list[list]:
+    """Where a dbt command's time went, from its dbt log: the statements of one connection (a
+    model's, `model.pipelines.<model>`, or a run-operation's, `macro_<name>`), each from the log
     line that sends it to the next statement's (so a query's fetch and the Jinja after it count
     to it), the longest `most`, as [seconds, the statement's first words]."""
     events: list[tuple[float, str | None]] = []  # (seconds of the day, statement or None: the node ended)
@@ -418,8 +425,8 @@ def statement_seconds(text: str, model: str, most: int = 8) -> list[list]:
             events.append((pending[0], " ".join(pending[1])))
             pending = None
         at = int(stamp.group(1)) * 3600 + int(stamp.group(2)) * 60 + float(stamp.group(3))
-        if f"On model.pipelines.{model}: " in line:
-            pending = (at, [re.sub(r"^/\*.*?\*/", "", line.split(f"On model.pipelines.{model}: ", 1)[1]).strip()])
+        if f"On {connection}: " in line:
+            pending = (at, [re.sub(r"^/\*.*?\*/", "", line.split(f"On {connection}: ", 1)[1]).strip()])
         elif "Finished running node" in line or f"OK created sql" in line:
             events.append((at, None))
     if pending is not None:
@@ -692,9 +699,30 @@ def markdown(results: dict) -> str:
                   "without the client's parsing and its work after the statement), by the root of their plan "
                   "(`WriteDelta`/`ReplaceData`: a MERGE's write).", ""]
         lines += _table(["shape", "s", "plan root"], execution_rows)
+    lines += compaction_time(large)
 
     lines += ["## Notes", ""] + [f"- {note}" for note in notes(results)]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def compaction_time(size: dict) -> list[str]:
+    """Where the compaction's time went at `size`, beside the median refresh of the default
+    layout's model that it is compared with (nothing for runs from before both were timed)."""
+    compaction = size.get("compaction", {})
+    today = [m["wide_table_layout_refresh"] for shape in size["shapes"].values() for m in shape if "wide_table_layout_refresh" in m]
+    if "statements" not in compaction or not today:
+        return []
+    today = sorted(today, key=lambda run: run["seconds"])[len(today) // 2]
+    rows = []
+    for what, run in (("compaction", compaction), ("default layout's refresh", today)):
+        for seconds, statement in run["statements"][:5]:
+            rows.append([what, "statement", f"{seconds:.2f}", f"{seconds / run['seconds']:.0%}", f"`{statement}`"])
+        for seconds, root in run["executions"][:3]:
+            rows.append([what, "Spark execution", f"{seconds:.2f}", f"{seconds / run['seconds']:.0%}", f"`{root}`"])
+    return [f"## Where the compaction's time goes, {size['rows']:,} keys per input", "",
+            f"The compaction on demand ({compaction['seconds']:.1f} s) and the median refresh of the same change in the "
+            f"default layout ({today['seconds']:.1f} s): their longest statements by the dbt log, and their longest SQL "
+            "executions as Spark timed them.", ""] + _table(["run", "timed as", "s", "of the run", "statement or plan root"], rows)
 
 
 def table_layout_refresh(size: dict) -> float | None:

@@ -70,12 +70,16 @@ def test_the_merge_on_read_benchmark_runs_and_its_view_equals_a_full_rebuild(spa
         assert measured["wide_table_layout_refresh"]["path"] == "partial update", measured
         compaction = size["compaction"]
         assert compaction["delta_share"] > 0 and compaction["seconds"] > 0, compaction
+        # Where its time went: its statement by the dbt log, its write by Spark.
+        assert any("replace where dbt_multijoin_seq" in statement for _, statement in compaction["statements"]), compaction
+        assert compaction["executions"] and all(seconds > 0 for seconds, _ in compaction["executions"]), compaction
         view = spark.sql(f"show create table {size['schema']}.wide").first()[0]
         assert view.lstrip().lower().startswith("create view"), view
         store = f"{size['schema']}.wide__dbt_mj_store"
         assert spark.sql(f"select count(*) from {store} where dbt_multijoin_seq > 0").first()[0] == 0
         report = (out / "results.md").read_text()
         assert "## Merge-on-read: readers and compaction" in report
+        assert "## Where the compaction's time goes, 300 keys per input" in report
         assert re.search(r"\| compaction ÷ the default layout's refresh at 16M <= 1 \| all \| \d+\.\d\d (met|MISSED) \(at 300\) \|", report), report
     finally:
         spark.sql(f"drop database if exists {size['schema']} cascade")

@@ -249,6 +249,19 @@ def test_the_partial_update_report_evaluates_the_targets_and_writes_its_notes():
     report = partial_update.markdown(merge_on_read)
     assert "| compaction ÷ the default layout's refresh at 16M <= 1 | all | 0.80 met |" in report
     assert "| 24.0 | 1.0% | 2.00 / 1.50 | 16.0 | 30.0 | 0.80 |" in report
+    # Where the compaction's time went, beside the refresh it is compared with, once both were timed.
+    assert "## Where the compaction's time goes" not in report
+    for size in merge_on_read["sizes"]:
+        size["compaction"].update(statements=[[18.0, "insert into s replace where dbt_multijoin_seq <= 3"]],
+                                  executions=[[17.5, "OverwriteByExpression (9)"]])
+        for days in size["shapes"].values():
+            for measured in days:
+                measured["wide_table_layout_refresh"].update(statements=[[21.0, "merge into w"]], executions=[[20.0, "ReplaceData (7)"]])
+    report = partial_update.markdown(merge_on_read)
+    assert "## Where the compaction's time goes, 16,000,000 keys per input" in report
+    assert "| compaction | statement | 18.00 | 75% | `insert into s replace where dbt_multijoin_seq <= 3` |" in report
+    assert "| compaction | Spark execution | 17.50 | 73% | `OverwriteByExpression (9)` |" in report
+    assert "| default layout's refresh | statement | 21.00 | 70% | `merge into w` |" in report
 
     small = partial_update.markdown(_partial_update_results({50_000: 750}))
     assert "(at 50k)" in small and "not measured (one size)" in small
