@@ -148,6 +148,24 @@ def inputs_a_and_c(project, table_format: str, a_rows: str, c_rows: str) -> None
     project.sources("a", "c")
 
 
+def compacted_sql(project) -> str:
+    """The last compaction's statement in the project's dbt log."""
+    text = (project.root / "logs" / "dbt.log").read_text()
+    return re.split(r"\n\d\d:\d\d:\d\d", text[text.rindex("replace where dbt_multijoin_seq"):], maxsplit=1)[0]
+
+
+def base_files_out_of_key_order(project, model: str) -> list[str]:
+    """The store's base files whose rows, in the order a scan reads them, are not sorted by the
+    key `k` (a task reads a file's rows in a row: their ids, in the task's order, are consecutive)."""
+    rows = project.spark.sql(
+        f"select input_file_name() as file, k, monotonically_increasing_id() as at "
+        f"from {project.table(model + '__dbt_mj_store')} where dbt_multijoin_seq = 0").collect()
+    keys_by_file: dict[str, list] = {}
+    for row in sorted(rows, key=lambda r: r.at):
+        keys_by_file.setdefault(row.file, []).append(row.k)
+    return [file for file, keys in keys_by_file.items() if keys != sorted(keys)]
+
+
 def test_a_filter_on_the_key_prunes_what_the_view_reads(project, table_format):
     """Readers of the view who filter on the key read the base files whose key range holds it
     (Delta's data skipping, Iceberg's file metrics), not the whole base: sized from the plan by
@@ -189,6 +207,8 @@ def test_a_filter_on_the_key_prunes_what_the_view_reads(project, table_format):
     assert project.rows(f"select count(*) from {table('pruned__dbt_mj_store')} where dbt_multijoin_seq > 0") == project.rows("select 0")
     assert view_parts(project, "pruned") == (False, False)
     pruned_by_a_key()
+    # It sorts nothing: each file's rows come out of its task in the file's order, the key's.
+    assert "sort by" not in compacted_sql(project) and base_files_out_of_key_order(project, "pruned") == []
     assert project.rows(f"select k, a_v, c_v from {table('pruned')} where k in (150, 151, 1000)") == \
         project.rows("select 150, -1, 75 union all select 151, -2, null union all select 1000, 7, null")
     # 150 new keys (150 delta rows: c's changes hold no NULL-keyed row, so its NULL-keyed rows stay

@@ -526,12 +526,16 @@
       whose delta rows land after the highest sequence was read keeps them: they are not in the
       replaced rows.
       Two ways, both giving the view's rows:
-      - keeping the key ranges (`sort by`): each store file is read by a task of its own
+      - keeping the key ranges (no sort): each store file is read by a task of its own
         (_mj_mor_store_properties, _mj_mor_compaction_confs) and the view's join broadcasts the
         delta rows, so a base file's rows, their delta columns folded in, come out of one task
         and are written as one file with the same key range: no shuffle and one read of the view.
-        The rows of keys no base row had come out of the tasks that read delta files, into files
-        that cover no one range, which a filter on the key reads whatever it asks for;
+        They also come out in the file's order, which is the key's (a full build and a sorting
+        compaction write each file sorted; this way keeps it so): the join streams the base rows
+        in the order the scan reads them, so a sort within the task would only sort them again
+        (measured at 4M keys per input: 5-9% of the statement). The rows of keys no base row had
+        come out of the tasks that read delta files, into files that cover no one range, which a
+        filter on the key reads whatever it asks for;
       - sorted by the key (`order by`), as a full build writes the store: a shuffle by key range,
         whose bounds Spark samples by reading the view once more. Taken once the rows outside a
         file's range (`unranged_rows`, recorded on the store, and this compaction's new keys)
@@ -563,7 +567,7 @@
   {%- endif -%}
   {%- call statement('dbt_multijoin_compact') -%}
     insert into {{ store }} replace where dbt_multijoin_seq <= {{ state['highest_seq'] }}
-    select {{ items | join(', ') }} from {{ view if shuffled_rows is none else '(\n' ~ shuffled_rows ~ '\n) as merged' }} {{ 'sort' if keep_ranges else 'order' }} by {{ dbt_multijoin._mj_column_list(keys) }}
+    select {{ items | join(', ') }} from {{ view if shuffled_rows is none else '(\n' ~ shuffled_rows ~ '\n) as merged' }}{{ '' if keep_ranges else ' order by ' ~ dbt_multijoin._mj_column_list(keys) }}
   {%- endcall -%}
   {{- return(unranged if keep_ranges else 0) -}}
 {%- endmacro %}
