@@ -30,7 +30,9 @@ case "${1:-}" in
     exit 2
     ;;
 esac
-pip=(--quiet --disable-pip-version-check)
+# A read that stalls for a minute, not pip's default 15 s, counts as a network failure: on two busy
+# cores a download that is only slow must not fail.
+pip=(--quiet --disable-pip-version-check --timeout 60)
 # pyspark is published as a source distribution only, so pip builds a wheel of it (all of Spark's
 # jars) before installing it, and a fresh machine (CI's) builds one per Spark version. The jars are
 # zip files already: stored in the wheel rather than deflated again, the build and the unpacking
@@ -42,14 +44,33 @@ log=build/setup-$part.log
 
 # step <description> <command...>: runs the command with its output in $log, one line here.
 step() {
-  local description=$1 started=$SECONDS
-  shift
+  run_step 1 "$@"
+}
+
+# fetch_step <description> <command...>: the same for a command that downloads from the package
+# index: a failure is tried twice more, 20 seconds apart, before the step fails. CI sets up the
+# other Spark versions beside its first test runs, several pip processes pulling pyspark wheels of
+# hundreds of megabytes on two busy cores, where one dropped or slow connection would otherwise
+# fail the whole run. The command must be safe to run again (pip is).
+fetch_step() {
+  run_step 3 "$@"
+}
+
+# run_step <attempts> <description> <command...>
+run_step() {
+  local attempts=$1 description=$2 started=$SECONDS attempt=1
+  shift 2
   echo "set-up: $description" >>"$log"
-  if ! "$@" >>"$log" 2>&1; then
-    echo "set-up: $description FAILED; the end of $log:" >&2
-    tail -n 40 "$log" >&2
-    exit 1
-  fi
+  until "$@" >>"$log" 2>&1; do
+    if [ "$attempt" -ge "$attempts" ]; then
+      echo "set-up: $description FAILED; the end of $log:" >&2
+      tail -n 40 "$log" >&2
+      exit 1
+    fi
+    echo "set-up: $description failed (attempt $attempt of $attempts); trying again in 20 s" | tee -a "$log"
+    attempt=$((attempt + 1))
+    sleep 20
+  done
   echo "set-up: $description ($((SECONDS - started)) s)"
 }
 
@@ -80,12 +101,12 @@ setup_venv() {
     return
   fi
   [ -x "$venv/bin/python" ] || step "create $venv" "$python" -m venv "$venv"
-  step "upgrade pip in $venv" "$venv/bin/python" -m pip install "${pip[@]}" --upgrade pip
+  fetch_step "upgrade pip in $venv" "$venv/bin/python" -m pip install "${pip[@]}" --upgrade pip
   # pyspark first, alone: the build option is meant for its wheel, not for this package's
   # editable install.
-  step "install $pyspark into $venv" \
+  fetch_step "install $pyspark into $venv" \
     "$venv/bin/python" -m pip install "${pip[@]}" "${pyspark_wheel_stored[@]}" -c "$constraints" "$pyspark"
-  step "install the package and its extras into $venv ($constraints, $pyspark)" \
+  fetch_step "install the package and its extras into $venv ($constraints, $pyspark)" \
     "$venv/bin/python" -m pip install "${pip[@]}" -c "$constraints" -e ".[dev]" "$pyspark"
   echo "$wanted" >"$stamp"
 }
@@ -98,10 +119,15 @@ setup_main() {
 
 # install_home <version> <home>: pyspark alone into a Spark home, with the system Python's pip.
 install_home() {
-  rm -rf "$2.partial"  # what an interrupted run left
-  step "install pyspark $1 into $2" \
-    "$python" -m pip install "${pip[@]}" "${pyspark_wheel_stored[@]}" --no-deps --target "$2.partial" "pyspark==$1"
+  fetch_step "install pyspark $1 into $2" install_pyspark_only "$1" "$2.partial"
   mv "$2.partial" "$2"
+}
+
+# install_pyspark_only <version> <directory>: into an empty directory (what an interrupted run or a
+# failed attempt left goes first).
+install_pyspark_only() {
+  rm -rf "$2"
+  "$python" -m pip install "${pip[@]}" "${pyspark_wheel_stored[@]}" --no-deps --target "$2" "pyspark==$1"
 }
 
 # The other parts: the other minors' virtualenvs and pyspark-only homes, side by side.

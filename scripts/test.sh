@@ -446,4 +446,10 @@ if counted:
     passed, failed = passed + int(counted[-1][0]), failed + int(counted[-1][1])
 print(f"{passed} passed, {failed} failed, {totals['skipped']} skipped")
 EOF
+# A failed set-up of the other Spark versions again at the very end, where an excerpt of the
+# output that keeps only its last lines (CI's) still shows why the runs above did not run.
+if [ "$(cat "$work_tmp/setup.status" 2>/dev/null)" != 0 ]; then
+  echo "=== the set-up of the other Spark versions failed; the end of $results/setup.log:"
+  tail -n 60 "$results/setup.log"
+fi
 exit "$failed"
