@@ -448,7 +448,7 @@ print(f"{passed} passed, {failed} failed, {totals['skipped']} skipped")
 EOF
 # A failed set-up of the other Spark versions again at the very end, where an excerpt of the
 # output that keeps only its last lines (CI's) still shows why the runs above did not run.
-if [ "$(cat "$work_tmp/setup.status" 2>/dev/null)" != 0 ]; then
+if [ -s "$work_tmp/setup.status" ] && [ "$(cat "$work_tmp/setup.status")" != 0 ]; then
   echo "=== the set-up of the other Spark versions failed; the end of $results/setup.log:"
   tail -n 60 "$results/setup.log"
 fi

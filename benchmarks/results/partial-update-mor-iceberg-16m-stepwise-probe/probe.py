@@ -2,7 +2,7 @@
 time, against today's whole-store compaction, on the tables a benchmark run kept."""
 import json, sys, time
 from pathlib import Path
-sys.path.insert(0, "/work/main")
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the checkout, for testkit
 from testkit.formats import build_format_session
 
 work, out, buckets, step = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
