@@ -196,6 +196,25 @@ def test_a_filter_on_the_key_prunes_what_the_view_reads(project, table_format):
     pruned_by_a_key()
     assert project.rows(f"select k, a_v, c_v from {table('pruned')} where k = 150") == \
         project.rows("select 150, -1, 75")
+    # A compaction's step, asked for: of the two delta rows (keys 3 and 150, in two of the 8 key
+    # buckets), it folds one bucket's, rewrites that bucket's files alone, in key order, and leaves
+    # the other's delta row.
+    buckets = project.rows(f"select k, dbt_multijoin_bucket from {table('pruned__dbt_mj_store')} where dbt_multijoin_seq > 0")
+    files = {row.file for row in spark.sql(f"select input_file_name() as file from {table('pruned__dbt_mj_store')}").collect()}
+    step = project.dbt("run", "--vars", "{dbt_multijoin_compact: step}")
+    assert step.success and "pruned: compacting 2 delta rows into 200 base rows (asked: dbt_multijoin_compact=step)" in step.output, step.describe()
+    folded = re.search(r"pruned: the compaction folds the delta rows of key bucket\(s\) (\d+), keeping each base file's key range", step.output)
+    assert folded and len(buckets) == 2 and int(folded.group(1)) in {bucket for _, bucket in buckets}, (buckets, step.output)
+    left = project.rows(f"select k, dbt_multijoin_bucket from {table('pruned__dbt_mj_store')} where dbt_multijoin_seq > 0")
+    assert len(left) == 1 and next(iter(left))[1] != int(folded.group(1)), left
+    rewritten = {row.file for row in spark.sql(f"select input_file_name() as file from {table('pruned__dbt_mj_store')} "
+                                                f"where dbt_multijoin_bucket = {folded.group(1)}").collect()}
+    untouched = {row.file for row in spark.sql(f"select input_file_name() as file from {table('pruned__dbt_mj_store')} "
+                                                f"where dbt_multijoin_bucket <> {folded.group(1)}").collect()}
+    assert not rewritten & files and untouched <= files, (rewritten, untouched, files)
+    assert base_files_out_of_key_order(project, "pruned") == [] and view_parts(project, "pruned") == (True, False)
+    assert project.rows(f"select k, a_v, c_v from {table('pruned')}") == project.rows(vanilla)
+    pruned_by_a_key()
     # A compaction folds the delta rows into the base files they belong to, each file read and
     # written back alone: a key is still in one base file of the 8, the new key 1000 is in a file
     # of its own, and no delta file is left to read.
@@ -287,8 +306,8 @@ def test_a_composite_key_with_null_parts_compacts_to_the_vanilla_rows(project, t
     # Its statement reads the view's rows with no broadcast hint (the view's own SQL has one).
     log = (project.root / "logs" / "dbt.log").read_text()
     compaction = log[log.rindex("composite__dbt_mj_store replace where"):]
-    assert ") as merged order by k1, k2" in compaction, compaction[:3000]
-    assert "BROADCAST" not in compaction[:compaction.index(") as merged order by k1, k2")], compaction[:3000]
+    assert ") as merged order by dbt_multijoin_bucket, k1, k2" in compaction, compaction[:3000]
+    assert "BROADCAST" not in compaction[:compaction.index(") as merged order by dbt_multijoin_bucket, k1, k2")], compaction[:3000]
     store = table("composite__dbt_mj_store")
     assert spark.sql(f"select count(*) from {store} where dbt_multijoin_seq > 0").first()[0] == 0
     # The NULL-keyed rows are base rows now: their branch stays, the join goes.
@@ -321,8 +340,8 @@ def test_a_model_switched_between_layouts_is_rebuilt_once_and_leaves_no_data_fil
     inputs_a_and_c(project, table_format, "values (1, 10, 1), (2, 20, 1), (null, 30, 1)", "values (2, 200, 1), (3, 300, 1)")
     vanilla = f"select coalesce(a.k, c.k) as k, a.v as a_v, c.v as c_v from {table('a')} as a full outer join {table('c')} as c on a.k = c.k"
 
-    def run_as(layout: str, says: str | None) -> None:
-        project.model("switched", SWITCHED.format(layout=f", layout='{layout}'" if layout else ""))
+    def run_as(layout: str, says: str | None, settings: str = "") -> None:
+        project.model("switched", SWITCHED.format(layout=(f", layout='{layout}'" if layout else "") + settings))
         run = project.dbt("run")
         assert run.success, run.describe()
         if says:
@@ -341,8 +360,17 @@ def test_a_model_switched_between_layouts_is_rebuilt_once_and_leaves_no_data_fil
     spark.sql(f"alter table {table('switched__dbt_mj_store')} unset tblproperties ('dbt_multijoin.mor.delta')")
     spark.sql(f"insert into {table('a')} values (5, 50, 2)")
     run_as("merge_on_read", "holds delta rows as an earlier release wrote them (a row per key and run)")
+    # So is a store with no key buckets (an earlier release's), and one whose model changes its
+    # compaction_buckets: the store is partitioned by the new count.
+    spark.sql(f"alter table {table('switched__dbt_mj_store')} unset tblproperties ('dbt_multijoin.mor.buckets')")
     spark.sql(f"insert into {table('a')} values (6, 60, 3)")
-    run_as("merge_on_read", "partial update")
+    run_as("merge_on_read", "is not partitioned by key bucket (an earlier release wrote it)")
+    spark.sql(f"insert into {table('a')} values (7, 70, 4)")
+    run_as("merge_on_read", "compaction_buckets changed from 8 to 3: the store is partitioned again", ", compaction_buckets=3")
+    buckets = spark.sql(f"select distinct dbt_multijoin_bucket from {table('switched__dbt_mj_store')}").collect()
+    assert {row[0] for row in buckets} <= {0, 1, 2}, buckets
+    spark.sql(f"insert into {table('a')} values (8, 80, 5)")
+    run_as("merge_on_read", "partial update", ", compaction_buckets=3")
     spark.sql(f"insert into {table('c')} values (4, 400, 2)")
     run_as("", "becomes a table (layout table); its store")
     assert not {"switched__dbt_mj_store", "switched__dbt_mj_store_parts"} & project.tables()
@@ -353,5 +381,13 @@ def test_a_model_switched_between_layouts_is_rebuilt_once_and_leaves_no_data_fil
     refused = project.dbt("run")
     assert not refused.success, refused.describe()
     assert "model 'switched': compaction_max_delta_rows must be a whole number of at least 1, got '0'" in refused.output, refused.output
+    # So does a partitioning of the model's own (the store's is the key bucket), and a compaction
+    # asked for in words the var does not take.
+    project.model("switched", SWITCHED.format(layout=", layout='merge_on_read', partition_by='a_v'"))
+    refused = project.dbt("run")
+    assert not refused.success and "partitions its store by a bucket of the key (compaction_buckets), so partition_by cannot be set" in refused.output, refused.output
+    project.model("switched", SWITCHED.format(layout=", layout='merge_on_read'"))
+    refused = project.dbt("run", "--vars", "{dbt_multijoin_compact: now}")
+    assert not refused.success and "the var dbt_multijoin_compact must be true, false or 'step', got 'now'" in refused.output, refused.output
     assert project.rows(f"select k, a_v, c_v from {table('switched')}") == project.rows(vanilla)
     assert not {"switched__dbt_mj_store", "switched__dbt_mj_store_parts"} & project.tables()

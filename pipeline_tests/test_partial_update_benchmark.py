@@ -68,6 +68,10 @@ def test_the_merge_on_read_benchmark_runs_and_its_view_equals_a_full_rebuild(spa
         # Today's refresh beside it: the same model in the default layout, refreshed the same day
         # (the benchmark checks its rows against the rebuild's too).
         assert measured["wide_table_layout_refresh"]["path"] == "partial update", measured
+        # A compaction's step as a run folds one: some key buckets, part of the delta rows.
+        step = size["compaction_step"]
+        assert step["buckets"] and step["seconds"] > 0 and step["statement_seconds"] > 0, step
+        assert 0 < step["delta_share_after"] < step["delta_share"], step
         compaction = size["compaction"]
         assert compaction["delta_share"] > 0 and compaction["seconds"] > 0, compaction
         # Where its time went: its statement by the dbt log, its write by Spark.
@@ -80,7 +84,8 @@ def test_the_merge_on_read_benchmark_runs_and_its_view_equals_a_full_rebuild(spa
         report = (out / "results.md").read_text()
         assert "## Merge-on-read: readers and compaction" in report
         assert "## Where the compaction's time goes, 300 keys per input" in report
-        assert re.search(r"\| compaction ÷ the default layout's refresh at 16M <= 1 \| all \| \d+\.\d\d (met|MISSED) \(at 300\) \|", report), report
+        assert re.search(r"\| compaction ÷ the default layout's refresh at 16M <= 1 \| a run's step \| \d+\.\d\d (met|MISSED) \(at 300\) \|", report), report
+        assert re.search(r"\| compaction ÷ the default layout's refresh at 16M <= 1 \| the whole store, on demand \| \d+\.\d\d \(at 300\), after the step", report), report
     finally:
         spark.sql(f"drop database if exists {size['schema']} cascade")
 

@@ -66,15 +66,16 @@ BATCHES = st.lists(st.lists(st.one_of(insert, insert, update, shift, move, delet
 
 
 def model_sql(feed_input: str = "b", one_row_per_key: bool = False, layout: str | None = None,
-              compaction_share: float | None = None) -> str:
+              **compaction: float) -> str:
     """The changed_keys model over inputs a, `feed_input` (read through its change feed) and c;
     with `one_row_per_key`, declared so (refreshed by partial updates); with `layout`, in that
-    layout ('merge_on_read', compacting past `compaction_share`)."""
+    layout ('merge_on_read', with the `compaction` settings given: compaction_share,
+    compaction_max_delta_rows, compaction_buckets)."""
     names = ["a", feed_input, "c"]
     sources = ", ".join(f"source('inputs', '{name}')" for name in names)
     columns = ", ".join(f"'{name}': ['id', 'v', 'w']" for name in names)
     declared = (", one_row_per_key=true" if one_row_per_key else "") + (f", layout='{layout}'" if layout else "") \
-        + (f", compaction_share={compaction_share}" if compaction_share is not None else "")
+        + "".join(f", {name}={value}" for name, value in compaction.items() if value is not None)
     return (
         f"{{{{ config(materialized='multijoin', incremental_strategy='changed_keys'{declared}) }}}}\n"
         f"{{{{ dbt_multijoin.multi_join([{sources}], key='k',\n"

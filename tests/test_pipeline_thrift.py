@@ -274,7 +274,8 @@ MERGE_ON_READ_MODEL = PARTIAL_UPDATE_MODEL.replace("one_row_per_key=true", "one_
 
 def test_server_killed_during_a_merge_on_read_refresh_and_compaction(servers, tmp_path):
     """A merge-on-read model (layout='merge_on_read') whose server is killed -9 while a refresh
-    merges its delta rows, and again while a compaction rewrites the store: after each kill
+    merges its delta rows, and again while a compaction's step rewrites some key buckets of the
+    store: after each kill
     readers see the table as before the statement or as after it, never a mix; the next run leaves
     exactly a full rebuild's rows, and after the compaction that follows no delta row is left."""
     server = servers("iceberg")
@@ -302,9 +303,18 @@ def test_server_killed_during_a_merge_on_read_refresh_and_compaction(servers, tm
     assert again.returncode == 0, again.describe()
     assert rows() == after
 
-    log = _kill_during_a_run(server, project, "replace where dbt_multijoin_seq", runs_before=0, settle=0.5, args=("--vars", "{dbt_multijoin_compact: true}"))
-    assert "wide: compacting" in log
+    # Killed in a compaction's step (as a run folds one when due: the same statement as a whole
+    # compaction's, over some key buckets' partitions).
+    delta_rows = f"select count(*) from {schema}.wide__dbt_mj_store where dbt_multijoin_seq > 0"
+    (held,) = hive_query(port, delta_rows)
+    log = _kill_during_a_run(server, project, "replace where dbt_multijoin_seq", runs_before=0, settle=0.5, args=("--vars", "{dbt_multijoin_compact: step}"))
+    assert "wide: the compaction folds the delta rows of key bucket(s)" in log
     assert rows() == after
+    stepped = project.dbt("run", "--vars", "{dbt_multijoin_compact: step}")
+    assert stepped.returncode == 0, stepped.describe()
+    assert rows() == after
+    (left,) = hive_query(port, delta_rows)
+    assert 0 < left[0] < held[0], (held, left)
     compacted = project.dbt("run", "--vars", "{dbt_multijoin_compact: true}")
     assert compacted.returncode == 0, compacted.describe()
     assert rows() == after

@@ -1,10 +1,12 @@
 {#- Private: the merge-on-read layout of a partial-update model (`layout='merge_on_read'`, Delta or
     Iceberg): a refresh writes what changed and reads no column of the table but its key.
 
-    The table readers name is a view over one store table, `<model>__dbt_mj_store`, which holds:
+    The table readers name is a view over one store table, `<model>__dbt_mj_store`, partitioned by
+    the key's bucket (`dbt_multijoin_bucket`: _mj_mor_bucket_sql, compaction_buckets of them), which
+    holds:
     - base rows (`dbt_multijoin_seq` = 0): the wide table as the last full build or compaction left
-      it, each file a range of keys (a full build writes them sorted by the key), so that a filter
-      on the key skips the others;
+      it, each file a range of keys within one bucket (a full build writes them sorted by bucket and
+      key), so that a filter on the key skips the others;
     - delta rows (`dbt_multijoin_seq` > 0, the last run that wrote them): one per key a refresh
       changed since the last compaction, holding the latest columns and presence of each input
       a refresh changed for the key (`dbt_multijoin_touched_<i>`: whether the row carries input
@@ -26,7 +28,9 @@
     range. Once such rows pass the model's compaction_share of the base rows, a compaction sorts
     the whole store by the key again, as a full build writes it (_mj_mor_compact); so does one of
     more than twice compaction_max_delta_rows delta rows, which it joins by a shuffle, not a
-    broadcast (_mj_mor_settle).
+    broadcast (_mj_mor_settle). A compaction a run finds due is a step: it folds the delta rows of
+    the buckets holding the most, rewriting their partitions alone (_mj_mor_step), so that a run
+    pays for part of the store's rewrite, not all of it.
 
     Which parts of the view a reader pays for follows what the store holds. A second view,
     `<model>__dbt_mj_store_parts`, is one row of two literals: whether the store may hold delta
@@ -168,17 +172,23 @@
 {%- endmacro %}
 
 
-{% macro _mj_mor_store_state(store, keys, whole=false, inputs=0) -%}
+{% macro _mj_mor_store_state(store, keys, whole=false, inputs=0, buckets=0) -%}
   {#- What the store holds, in one query after a write: {delta_rows, highest_seq, null_keyed_rows
       (whether a NULL-keyed row may be read: one an earlier generation replaced still counts, the
       view's branch then finds nothing but is kept), new_key_rows (the delta rows of keys no base
       row has), base_rows (with `whole`; else none), touched_inputs (of the first `inputs` inputs,
-      the indexes of those some delta row touches)}. Without
+      the indexes of those some delta row touches), bucket_delta_rows and bucket_new_key_rows (of
+      the first `buckets` key buckets, per bucket, its delta rows and those of keys no base row
+      has)}. Without
       `whole` the filter lets the formats' file statistics skip the base files that hold no NULL
       key; the base rows are counted only after a build or a compaction, which wrote them. -#}
   {%- set touched = [] -%}
   {%- for index in range(inputs) -%}
     {%- do touched.append(', coalesce(max(dbt_multijoin_seq > 0 and ' ~ dbt_multijoin._mj_mor_touched(index) ~ '), false) as touched_' ~ index) -%}
+  {%- endfor -%}
+  {%- for bucket in range(buckets) -%}
+    {%- do touched.append(', count_if(dbt_multijoin_seq > 0 and dbt_multijoin_bucket = ' ~ bucket ~ ') as bucket_delta_' ~ bucket
+        ~ ', count_if(dbt_multijoin_seq > 0 and not dbt_multijoin_in_base and dbt_multijoin_bucket = ' ~ bucket ~ ') as bucket_new_' ~ bucket) -%}
   {%- endfor -%}
   {%- set state = run_query(
       'select count_if(dbt_multijoin_seq > 0) as delta_rows, coalesce(max(dbt_multijoin_seq), 0) as highest_seq, '
@@ -195,7 +205,18 @@
   {{- return({'delta_rows': state['delta_rows'] | int, 'highest_seq': state['highest_seq'] | int, 'new_key_rows': state['new_key_rows'] | int,
       'null_keyed_rows': (state['null_keyed_rows'] | string | lower) in ['true', '1'],
       'base_rows': state['base_rows'] | int if whole else none,
-      'touched_inputs': touched_inputs}) -}}
+      'touched_inputs': touched_inputs,
+      'bucket_delta_rows': dbt_multijoin._mj_mor_bucket_counts(state, 'bucket_delta_', buckets),
+      'bucket_new_key_rows': dbt_multijoin._mj_mor_bucket_counts(state, 'bucket_new_', buckets)}) -}}
+{%- endmacro %}
+
+
+{% macro _mj_mor_bucket_counts(state, prefix, buckets) -%}
+  {%- set counts = [] -%}
+  {%- for bucket in range(buckets) -%}
+    {%- do counts.append(state[prefix ~ bucket] | int) -%}
+  {%- endfor -%}
+  {{- return(counts) -}}
 {%- endmacro %}
 
 
@@ -209,7 +230,7 @@
   {#- The model's compaction setting `name` (compaction_share, compaction_max_delta_rows), or its
       default: from the run's config, or from `model_config` (dbt_multijoin.compact, which has
       the model's node, not its run). Unchecked: a run checks them when it plans (_mj_mor_check). -#}
-  {%- set defaults = {'compaction_share': 0.1, 'compaction_max_delta_rows': 1000000} -%}
+  {%- set defaults = {'compaction_share': 0.1, 'compaction_max_delta_rows': 1000000, 'compaction_buckets': 8} -%}
   {{- return((config if model_config is none else model_config).get(name, defaults[name])) -}}
 {%- endmacro %}
 
@@ -249,11 +270,49 @@
 {%- endmacro %}
 
 
+{% macro _mj_mor_buckets() -%}
+  {#- How many key buckets the store is partitioned into (the model's `compaction_buckets`, 8 by
+      default): a compaction due in a run folds the delta rows of some of them (_mj_mor_settle). -#}
+  {%- set buckets = dbt_multijoin._mj_mor_compaction_setting('compaction_buckets') -%}
+  {%- if buckets is not number or buckets is not integer or buckets < 1 or buckets > 1024 -%}
+    {%- do dbt_multijoin._mj_fail("compaction_buckets must be a whole number from 1 to 1024, got '" ~ buckets ~ "'") -%}
+  {%- endif -%}
+  {{- return(buckets) -}}
+{%- endmacro %}
+
+
+{% macro _mj_mor_bucket_sql(keys, buckets, alias=none, types=none) -%}
+  {#- The key bucket of a row: Spark's hash of its key columns (`types`: {key: type} to cast them
+      to, the store's, where the row's may differ: hash(1) of an int is not that of a bigint)
+      modulo `buckets`; bucket 0 for a row with a NULL key column, so that every NULL-keyed row
+      and marker, whose latest generation the view takes across them, lives in one bucket.
+      Spark's hash gives -0.0 and 0.0, and every NaN, one value, as its joins match them. -#}
+  {%- set hashed = [] -%}
+  {%- for k in keys -%}
+    {%- set column = dbt_multijoin._mj_column_ref(alias, k) -%}
+    {%- do hashed.append(column if types is none else 'cast(' ~ column ~ ' as ' ~ types[k] ~ ')') -%}
+  {%- endfor -%}
+  {{- return('if(' ~ dbt_multijoin._mj_any_key_null(alias, keys) ~ ', 0, pmod(hash(' ~ hashed | join(', ') ~ '), ' ~ buckets ~ '))') -}}
+{%- endmacro %}
+
+
+{% macro _mj_mor_bucket_filter(buckets, alias=none) -%}
+  {#- A filter on the store's rows of the key buckets `buckets` (none: every row). -#}
+  {{- return('' if buckets is none else dbt_multijoin._mj_column_ref(alias, 'dbt_multijoin_bucket') ~ ' in (' ~ buckets | join(', ') ~ ')') -}}
+{%- endmacro %}
+
+
 {% macro _mj_mor_check(plan) -%}
   {#- A merge-on-read model must be refreshed by partial updates; its compaction settings are
-      checked here too, when the run plans, so that a bad one fails it before any write. -#}
+      checked here too, when the run plans, so that a bad one fails it before any write. The store
+      is partitioned by the key bucket, so the model sets no partitioning of its own. -#}
   {%- do dbt_multijoin._mj_mor_compaction_share() -%}
   {%- do dbt_multijoin._mj_mor_compaction_max_delta_rows() -%}
+  {%- do dbt_multijoin._mj_mor_buckets() -%}
+  {%- do dbt_multijoin._mj_mor_compaction_asked() -%}
+  {%- for setting in ['partition_by', 'clustered_by'] if config.get(setting) -%}
+    {%- do dbt_multijoin._mj_fail("layout 'merge_on_read' partitions its store by a bucket of the key (compaction_buckets), so " ~ setting ~ " cannot be set, got '" ~ config.get(setting) ~ "'") -%}
+  {%- endfor -%}
   {%- if plan['spec']['partial_update_refused'] is not none -%}
     {%- do dbt_multijoin._mj_fail("layout 'merge_on_read' needs a partial-update model, and " ~ plan['spec']['partial_update_refused']) -%}
   {%- elif not plan['bare'] -%}
@@ -278,7 +337,7 @@
 
 {% macro _mj_mor_control_columns(spec) -%}
   {#- [(name, type)] of the store's own columns, after the model's. -#}
-  {%- set columns = [('dbt_multijoin_seq', 'bigint'), ('dbt_multijoin_in_base', 'boolean'), ('dbt_multijoin_null_group', 'int'), ('dbt_multijoin_null_marker', 'boolean')] -%}
+  {%- set columns = [('dbt_multijoin_seq', 'bigint'), ('dbt_multijoin_in_base', 'boolean'), ('dbt_multijoin_null_group', 'int'), ('dbt_multijoin_null_marker', 'boolean'), ('dbt_multijoin_bucket', 'int')] -%}
   {%- for input in spec['inputs'] -%}
     {%- do columns.append((dbt_multijoin._mj_mor_touched(loop.index0), 'boolean')) -%}
   {%- endfor -%}
@@ -287,23 +346,37 @@
 
 
 {#- The full build: the store's base rows, and the view. -#}
+{% macro _mj_mor_base_row_control(name, type, keys, buckets, alias) -%}
+  {#- The value of the store's own column `name` in a base row of the model's row `alias`. -#}
+  {%- if name == 'dbt_multijoin_seq' -%}
+    {{- return('0') -}}
+  {%- elif name == 'dbt_multijoin_bucket' -%}
+    {{- return(dbt_multijoin._mj_mor_bucket_sql(keys, buckets, alias)) -}}
+  {%- endif -%}
+  {{- return('cast(null as ' ~ type ~ ')') -}}
+{%- endmacro %}
+
+
 {% macro _mj_mor_build(plan, view, existing_relation, sql) -%}
-  {#- Write the store from the model's full build (statement 'main'), sorted by the key, then make
-      the model's relation the view over it. A table of the model's name (the model was built in
-      the default layout) gives way to the view after the store is written. -#}
+  {#- Write the store from the model's full build (statement 'main'), partitioned by the key
+      bucket and sorted by bucket and key, then make the model's relation the view over it. A
+      table of the model's name (the model was built in the default layout) gives way to the view
+      after the store is written. -#}
   {%- set spec = plan['spec'] -%}
   {%- set store = plan['store'] -%}
+  {%- set buckets = dbt_multijoin._mj_mor_buckets() -%}
   {%- set control = [] -%}
   {%- for name, type in dbt_multijoin._mj_mor_control_columns(spec) -%}
-    {%- do control.append(('0' if name == 'dbt_multijoin_seq' else 'cast(null as ' ~ type ~ ')') ~ ' as ' ~ name) -%}
+    {%- do control.append(dbt_multijoin._mj_mor_base_row_control(name, type, spec['keys'], buckets, 'model') ~ ' as ' ~ name) -%}
   {%- endfor -%}
-  {%- set rows = 'select *, ' ~ control | join(', ') ~ ' from (\n' ~ sql ~ '\n) as model order by ' ~ dbt_multijoin._mj_column_list(spec['keys']) -%}
+  {%- set rows = 'select *, ' ~ control | join(', ') ~ ' from (\n' ~ sql ~ '\n) as model order by dbt_multijoin_bucket, ' ~ dbt_multijoin._mj_column_list(spec['keys']) -%}
   {%- set store_now = load_cached_relation(store) -%}
   {%- if dbt_multijoin._mj_mor_parts_exist(store) -%}
     {#- The view a reader reads until the new one replaces it may read the new store. -#}
     {%- do dbt_multijoin._mj_mor_open_parts(store) -%}
   {%- endif -%}
-  {%- do dbt_multijoin._mj_build_full(store, store_now, rows) -%}
+  {%- do dbt_multijoin._mj_build_full(store, store_now, rows, {'partitioned_by': ['dbt_multijoin_bucket'],
+      'properties': dbt_multijoin._mj_mor_store_properties(config.get('file_format'), buckets)}) -%}
   {%- set state = dbt_multijoin._mj_mor_store_state(store, spec['keys'], whole=true) -%}
   {%- do dbt_multijoin._mj_mor_settle_parts(store, state) -%}
   {%- if existing_relation is not none and existing_relation.type != 'view' -%}
@@ -318,7 +391,7 @@
 {%- endmacro %}
 
 
-{% macro _mj_mor_view_sql(spec, store, broadcast=true, chosen=none) -%}
+{% macro _mj_mor_view_sql(spec, store, broadcast=true, chosen=none, buckets=none) -%}
   {#- What readers see: the layout file's header says how. Without `broadcast`, the same rows with
       no hint on the join, which Spark then plans by the sizes it estimates (a shuffle of both
       sides): the compaction of more delta rows than a task should hold (_mj_mor_settle).
@@ -326,9 +399,14 @@
       touched them (none: every input). Those of the others come from the base row alone, which
       is right while no delta row touches them (_mj_mor_widen_view and _mj_mor_narrow_view keep it
       so), and then readers pay neither their choice per row nor their delta columns in the
-      broadcast. -#}
+      broadcast. `buckets`: the rows of those key buckets alone (a compaction's step), each of its
+      reads of the store limited to their partitions; none, every row. -#}
   {%- set keys = spec['keys'] -%}
   {%- set parts = dbt_multijoin._mj_mor_parts(store) -%}
+  {%- set in_buckets = {} -%}
+  {%- for alias in ['delta_row', 'b', none] -%}
+    {%- do in_buckets.update({alias: '' if buckets is none else ' and ' ~ dbt_multijoin._mj_mor_bucket_filter(buckets, alias)}) -%}
+  {%- endfor -%}
   {%- set merged, held_merged = [], [] -%}
   {%- for input in spec['inputs'] -%}
     {%- set touched = 'd.' ~ dbt_multijoin._mj_mor_touched(loop.index0) -%}
@@ -358,12 +436,12 @@
   {{- return(
     'with dbt_multijoin_delta as (\n'
     ~ '  select delta_row.* from ' ~ store ~ ' as delta_row left semi join ' ~ parts ~ ' as parts on parts.dbt_multijoin_delta_rows\n'
-    ~ '  where delta_row.dbt_multijoin_seq > 0 and not (' ~ dbt_multijoin._mj_any_key_null('delta_row', keys) ~ ')\n)\n'
+    ~ '  where delta_row.dbt_multijoin_seq > 0 and not (' ~ dbt_multijoin._mj_any_key_null('delta_row', keys) ~ ')' ~ in_buckets['delta_row'] ~ '\n)\n'
     ~ '-- per key, its base row, or the delta row of a key no base row has; per input the columns of\n'
     ~ '-- the key\'s delta row where that touched the input\n'
     ~ 'select ' ~ ('/*+ BROADCAST(d) */ ' if broadcast else '') ~ dbt_multijoin._mj_column_list(keys, 'b') ~ ', ' ~ merged | join(', ') ~ '\n'
     ~ 'from ' ~ store ~ ' as b left outer join dbt_multijoin_delta as d on ' ~ dbt_multijoin._mj_same_keys('b', 'd', keys) ~ '\n'
-    ~ 'where not (' ~ dbt_multijoin._mj_any_key_null('b', keys) ~ ') and (b.dbt_multijoin_seq = 0 or not b.dbt_multijoin_in_base)\n'
+    ~ 'where not (' ~ dbt_multijoin._mj_any_key_null('b', keys) ~ ') and (b.dbt_multijoin_seq = 0 or not b.dbt_multijoin_in_base)' ~ in_buckets['b'] ~ '\n'
     ~ '  and (' ~ dbt_multijoin._mj_column_ref('d', keys[0]) ~ ' is null or ' ~ held_merged | join(' or ') ~ ')\n'
     ~ 'union all\n'
     ~ '-- NULL-keyed rows, per input its latest generation: the delta rows of its latest marker, or\n'
@@ -372,7 +450,7 @@
     ~ '  select *, max(dbt_multijoin_seq) over (partition by dbt_multijoin_generation_of) as dbt_multijoin_latest from (\n'
     ~ '    select *, if(dbt_multijoin_seq = 0, case ' ~ input_of | join(' ') ~ ' end, dbt_multijoin_null_group) as dbt_multijoin_generation_of\n'
     ~ '    from ' ~ store ~ ' as stored left semi join ' ~ parts ~ ' as parts on parts.dbt_multijoin_null_keyed_rows\n'
-    ~ '    where (dbt_multijoin_seq = 0 and (' ~ dbt_multijoin._mj_any_key_null(none, keys) ~ ')) or (dbt_multijoin_seq > 0 and dbt_multijoin_null_group is not null)\n'
+    ~ '    where ((dbt_multijoin_seq = 0 and (' ~ dbt_multijoin._mj_any_key_null(none, keys) ~ ')) or (dbt_multijoin_seq > 0 and dbt_multijoin_null_group is not null))' ~ in_buckets[none] ~ '\n'
     ~ '  ) as null_keyed\n'
     ~ ') as generations\n'
     ~ 'where dbt_multijoin_seq = dbt_multijoin_latest and not coalesce(dbt_multijoin_null_marker, false)'
@@ -435,6 +513,16 @@
   {#- A marker (its null group set in the source) or a NULL-keyed row (the one input it touches). -#}
   {%- do items.append('coalesce(source.dbt_multijoin_null_group, if(' ~ key_null ~ ', case ' ~ null_group | join(' ') ~ ' end, null)) as dbt_multijoin_null_group') -%}
   {%- do items.append('source.dbt_multijoin_null_group is not null as dbt_multijoin_null_marker') -%}
+  {#- The key bucket of the store's key types (markers and NULL-keyed rows have a NULL key). -#}
+  {%- set store_types = {} -%}
+  {%- for column in dbt_multijoin._mj_store_columns(plan) -%}
+    {%- do store_types.update({column.name | lower: column.dtype}) -%}
+  {%- endfor -%}
+  {%- set key_types = {} -%}
+  {%- for k in keys -%}
+    {%- do key_types.update({k: store_types[k | lower]}) -%}
+  {%- endfor -%}
+  {%- do items.append(dbt_multijoin._mj_mor_bucket_sql(keys, plan['recorded_properties']['dbt_multijoin.mor.buckets'], 'source', key_types) ~ ' as dbt_multijoin_bucket') -%}
   {%- for input in spec['inputs'] -%}
     {%- do items.append(('coalesce(source.dbt_multijoin_touched_' ~ loop.index0 ~ ', false)' if loop.index0 in changed else 'false') ~ ' as ' ~ dbt_multijoin._mj_mor_touched(loop.index0)) -%}
   {%- endfor -%}
@@ -476,13 +564,21 @@
 {%- endmacro %}
 
 
-{% macro _mj_mor_store_properties(file_format) -%}
-  {#- Table properties of the store: an Iceberg store's files are each read in a task of their own
-      (an open cost of 1 GiB outweighs the split target), so that a compaction that keeps the key
-      ranges writes each file back alone; Iceberg plans its scans itself, with no session conf for
-      it. On Delta the compaction sets Spark's conf for the same (_mj_mor_compaction_confs). A
-      property the model's own `tblproperties` sets is left to it. -#}
-  {{- return(dbt_multijoin._mj_unless_configured({'read.split.open-file-cost': '1073741824'} if file_format == 'iceberg' else {})) -}}
+{% macro _mj_mor_store_properties(file_format, buckets) -%}
+  {#- Table properties of the store: its key buckets (`buckets`: a model whose compaction_buckets
+      changes is built again); on Iceberg, each file read in a task of its own (an open cost of
+      1 GiB outweighs the split target), so that a compaction that keeps the key ranges writes
+      each file back alone (Iceberg plans its scans itself, with no session conf for it; on Delta
+      the compaction sets Spark's conf for the same: _mj_mor_compaction_confs), and its writes
+      neither redistributed nor sorted by the bucket, which Iceberg does by default to a
+      partitioned table: a task writes one open file per bucket (fanout) in the order its rows
+      come, so that a compaction task's file comes back whole and in key order. A property the
+      model's own `tblproperties` sets is left to it. -#}
+  {%- set wanted = {'dbt_multijoin.mor.buckets': buckets | string} -%}
+  {%- if file_format == 'iceberg' -%}
+    {%- do wanted.update({'read.split.open-file-cost': '1073741824', 'write.distribution-mode': 'none', 'write.spark.fanout.enabled': 'true'}) -%}
+  {%- endif -%}
+  {{- return(dbt_multijoin._mj_unless_configured(wanted)) -}}
 {%- endmacro %}
 
 
@@ -492,8 +588,11 @@
       cost it counts for opening one, above any task's bytes packs none; a file larger than a
       task still splits, into pieces of one range). Without it a task that read two files would
       write one file covering both ranges and the keys between: the rows are the same, a filter on
-      the key skips less. A value the session sets is left to it. -#}
-  {{- return([{'key': 'spark.sql.files.openCostInBytes', 'value': '1073741824', 'unless_set': true}] if file_format == 'delta' else []) -}}
+      the key skips less. And a task writes one open file per key bucket it meets, rather than
+      sorting its rows by the bucket first, which would cost the sort and, once it spills, lose the
+      key order a file's rows come in. A value the session sets is left to it. -#}
+  {{- return([{'key': 'spark.sql.files.openCostInBytes', 'value': '1073741824', 'unless_set': true},
+      {'key': 'spark.sql.maxConcurrentOutputFileWriters', 'value': '1025', 'unless_set': true}] if file_format == 'delta' else []) -}}
 {%- endmacro %}
 
 
@@ -515,7 +614,7 @@
 {%- endmacro %}
 
 
-{% macro _mj_mor_compact(name, store, view, keys, state, base_rows, unranged_rows, share, shuffled_rows=none) -%}
+{% macro _mj_mor_compact(name, store, view, keys, state, base_rows, unranged_rows, share, shuffled_rows=none, step=none) -%}
   {#- Fold the delta rows into base rows, in one statement and one commit (statement
       'dbt_multijoin_compact'): the view's rows, written as base rows (`dbt_multijoin_seq` 0),
       replace every store row up to the highest sequence there now (`state`:
@@ -543,52 +642,103 @@
         `shuffled_rows` is given: the view's rows with the delta rows joined by a shuffle, not
         broadcast (_mj_mor_view_sql), read instead of the view, whose tasks would each hold all
         of them.
+      `step` ({buckets: [the key buckets to fold], rows: their view's rows, _mj_mor_view_sql}):
+      a compaction's step, which folds the delta rows of those buckets alone, keeping the key
+      ranges: it replaces their partitions' rows up to the highest sequence, from the view's rows
+      of those buckets. The other buckets' rows stay as they are, delta rows included.
       Returns the rows outside a file's range after it. -#}
   {%- if state['highest_seq'] == 0 -%}
     {{- return(unranged_rows) -}}
   {%- endif -%}
-  {%- set unranged = unranged_rows + state['new_key_rows'] -%}
-  {%- set keep_ranges = shuffled_rows is none and unranged <= share * [base_rows, 1] | max -%}
+  {%- set new_key_rows = state['new_key_rows'] -%}
+  {%- if step is not none -%}
+    {%- set new_key_rows = 0 -%}
+    {%- for bucket in step['buckets'] -%}
+      {%- set new_key_rows = new_key_rows + state['bucket_new_key_rows'][bucket] -%}
+    {%- endfor -%}
+  {%- endif -%}
+  {%- set unranged = unranged_rows + new_key_rows -%}
+  {%- set keep_ranges = shuffled_rows is none and (step is not none or unranged <= share * [base_rows, 1] | max) -%}
+  {%- set buckets = dbt_multijoin._mj_table_properties(store).get('dbt_multijoin.mor.buckets') -%}
   {%- set model_columns = adapter.get_columns_in_relation(view) | map(attribute='name') | list -%}
   {%- set items = [] -%}
   {%- for column in adapter.get_columns_in_relation(store) -%}
     {%- if column.name in model_columns -%}
       {%- do items.append(dbt_multijoin._mj_quote(column.name)) -%}
     {%- else -%}
-      {%- do items.append(('0' if column.name == 'dbt_multijoin_seq' else 'cast(null as ' ~ column.data_type ~ ')') ~ ' as ' ~ dbt_multijoin._mj_quote(column.name)) -%}
+      {%- do items.append(dbt_multijoin._mj_mor_base_row_control(column.name, column.data_type, keys, buckets, none) ~ ' as ' ~ dbt_multijoin._mj_quote(column.name)) -%}
     {%- endif -%}
   {%- endfor -%}
-  {%- if keep_ranges -%}
-    {%- do log("dbt_multijoin: " ~ name ~ ": the compaction keeps each base file's key range; " ~ state['new_key_rows'] ~ " new key(s) go to files of their own (" ~ unranged ~ " base row(s) outside a file's range, sorted again past compaction_share " ~ share ~ ")", info=True) -%}
+  {%- if step is not none -%}
+    {%- do log("dbt_multijoin: " ~ name ~ ": the compaction folds the delta rows of key bucket(s) " ~ step['buckets'] | join(', ') ~ ", keeping each base file's key range; " ~ new_key_rows ~ " new key(s) go to files of their own (" ~ unranged ~ " base row(s) outside a file's range)", info=True) -%}
+  {%- elif keep_ranges -%}
+    {%- do log("dbt_multijoin: " ~ name ~ ": the compaction keeps each base file's key range; " ~ new_key_rows ~ " new key(s) go to files of their own (" ~ unranged ~ " base row(s) outside a file's range, sorted again past compaction_share " ~ share ~ ")", info=True) -%}
   {%- elif shuffled_rows is not none -%}
     {%- do log("dbt_multijoin: " ~ name ~ ": the compaction joins the " ~ state['delta_rows'] ~ " delta rows to the base by a shuffle, not a broadcast (more than twice compaction_max_delta_rows), and sorts the store by the key", info=True) -%}
   {%- else -%}
     {%- do log("dbt_multijoin: " ~ name ~ ": the compaction sorts the store by the key: " ~ unranged ~ " base row(s) would be outside a file's key range, past compaction_share " ~ share ~ " of " ~ base_rows, info=True) -%}
   {%- endif -%}
   {%- call statement('dbt_multijoin_compact') -%}
-    insert into {{ store }} replace where dbt_multijoin_seq <= {{ state['highest_seq'] }}
-    select {{ items | join(', ') }} from {{ view if shuffled_rows is none else '(\n' ~ shuffled_rows ~ '\n) as merged' }}{{ '' if keep_ranges else ' order by ' ~ dbt_multijoin._mj_column_list(keys) }}
+    insert into {{ store }} replace where dbt_multijoin_seq <= {{ state['highest_seq'] }}{{ '' if step is none else ' and ' ~ dbt_multijoin._mj_mor_bucket_filter(step['buckets']) }}
+    select {{ items | join(', ') }} from {{ view if shuffled_rows is none and step is none else '(\n' ~ (shuffled_rows or step['rows']) ~ '\n) as merged' }}{{ '' if keep_ranges else ' order by ' ~ ('dbt_multijoin_bucket, ' if buckets is not none else '') ~ dbt_multijoin._mj_column_list(keys) }}
   {%- endcall -%}
   {{- return(unranged if keep_ranges else 0) -}}
 {%- endmacro %}
 
 
 {% macro _mj_mor_compaction_asked() -%}
-  {#- The run var dbt_multijoin_compact: compact whatever the delta rows' share. -#}
-  {{- return(var('dbt_multijoin_compact', false) in [true, 'true', 'True']) -}}
+  {#- The run var dbt_multijoin_compact: 'whole' (true: fold every delta row, whatever their
+      share), 'step' (fold the key buckets a compaction due would, _mj_mor_step, due or not: a step
+      at a time of the run's choosing), or '' (false, unset: compact when due). -#}
+  {%- set asked = var('dbt_multijoin_compact', false) -%}
+  {%- if asked in [true, 'true', 'True'] -%}
+    {{- return('whole') -}}
+  {%- elif asked == 'step' -%}
+    {{- return('step') -}}
+  {%- elif asked not in [false, 'false', 'False', none, ''] -%}
+    {%- do dbt_multijoin._mj_fail("the var dbt_multijoin_compact must be true, false or 'step', got '" ~ asked ~ "'") -%}
+  {%- endif -%}
+  {{- return('') -}}
+{%- endmacro %}
+
+
+{% macro _mj_mor_step(state, limit) -%}
+  {#- The key buckets a compaction due folds (_mj_mor_settle): those holding the most delta rows,
+      until at most half of `limit` (the delta rows that make a compaction due) are left in the
+      others, so that the next compaction is due only after as many changed keys again; none when
+      that is every bucket (a whole compaction). A bucket with no delta row is never rewritten.
+      With the changed keys spread over the key space, a step folds about half the buckets and
+      reads and writes about half the store. -#}
+  {%- set counts = state['bucket_delta_rows'] -%}
+  {%- set by_rows = [] -%}
+  {%- for rows in counts -%}
+    {%- do by_rows.append((rows, loop.index0)) -%}
+  {%- endfor -%}
+  {%- set left = namespace(rows=state['delta_rows'], buckets=[]) -%}
+  {%- for rows, bucket in by_rows | sort(reverse=true) -%}
+    {%- if left.rows > limit // 2 and rows > 0 -%}
+      {%- set left.rows = left.rows - rows -%}
+      {%- do left.buckets.append(bucket) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {{- return(none if left.buckets | length == counts | length else left.buckets | sort) -}}
 {%- endmacro %}
 
 
 {% macro _mj_mor_settle(plan) -%}
   {#- After a refresh's write (or none): compact when the delta rows pass the model's
-      compaction_share of the base rows or its compaction_max_delta_rows (the run var
-      dbt_multijoin_compact=true compacts whatever they are), then say which parts the store
-      holds. One query of the store when it does not compact. Returns {base_rows, unranged_rows}
-      to record, or none when it did not compact. -#}
+      compaction_share of the base rows or its compaction_max_delta_rows, then say which parts the
+      store holds. A compaction due folds some key buckets (_mj_mor_step), which costs a run a part
+      of the store's rewrite, and so does one the run var dbt_multijoin_compact='step' asks for; the
+      whole store at once where dbt_multijoin_compact=true asks for it (whatever the delta rows),
+      where every bucket is due, and where the compaction sorts the store again or joins the delta
+      rows by a shuffle (_mj_mor_compact). One query of the store when it does not compact. Returns {base_rows, unranged_rows} to record, or none
+      when it did not compact. -#}
   {%- set store = plan['store'] -%}
   {%- set base_rows = (plan['recorded_properties'].get('dbt_multijoin.mor.base_rows', '0') | int) -%}
   {%- set inputs = plan['spec']['inputs'] | length -%}
-  {%- set state = dbt_multijoin._mj_mor_store_state(store, plan['keys'], inputs=inputs) -%}
+  {%- set buckets = plan['recorded_properties'].get('dbt_multijoin.mor.buckets', '0') | int -%}
+  {%- set state = dbt_multijoin._mj_mor_store_state(store, plan['keys'], inputs=inputs, buckets=buckets) -%}
   {%- set share = dbt_multijoin._mj_mor_compaction_share() -%}
   {%- set max_rows = dbt_multijoin._mj_mor_compaction_max_delta_rows() -%}
   {%- set asked = dbt_multijoin._mj_mor_compaction_asked() -%}
@@ -600,11 +750,29 @@
     {%- do dbt_multijoin._mj_mor_narrow_view(plan, state) -%}
     {{- return(none) -}}
   {%- endif -%}
-  {%- set why = 'asked: dbt_multijoin_compact' if asked else ('past compaction_share ' ~ share if past_share else 'past compaction_max_delta_rows ' ~ max_rows) -%}
+  {%- set limit = [share * [base_rows, 1] | max, max_rows] | min -%}
+  {%- set step_buckets = none -%}
+  {%- set unranged_rows = dbt_multijoin._mj_mor_unranged_rows(plan['recorded_properties']) -%}
+  {%- set shuffled = not dbt_multijoin._mj_mor_broadcasts_delta(state['delta_rows'], max_rows) -%}
+  {%- if asked != 'whole' and not shuffled and unranged_rows + state['new_key_rows'] <= share * [base_rows, 1] | max -%}
+    {#- A step asked for before one is due folds as one due now would: half the delta rows are left. -#}
+    {%- set step_buckets = dbt_multijoin._mj_mor_step(state, limit if past_share or past_rows else [limit, state['delta_rows']] | min) -%}
+    {%- if step_buckets == [] -%}
+      {%- do log("dbt_multijoin: " ~ model.name ~ ": no compaction step: " ~ state['delta_rows'] ~ " delta rows beside " ~ base_rows ~ " base rows", info=True) -%}
+      {%- do dbt_multijoin._mj_mor_settle_parts(store, state) -%}
+      {%- do dbt_multijoin._mj_mor_narrow_view(plan, state) -%}
+      {{- return(none) -}}
+    {%- endif -%}
+  {%- endif -%}
+  {%- set why = 'asked: dbt_multijoin_compact' ~ ('=step' if asked == 'step' else '') if asked else ('past compaction_share ' ~ share if past_share else 'past compaction_max_delta_rows ' ~ max_rows) -%}
   {%- do log("dbt_multijoin: " ~ model.name ~ ": compacting " ~ state['delta_rows'] ~ " delta rows into " ~ base_rows ~ " base rows (" ~ why ~ ")", info=True) -%}
-  {%- set shuffled_rows = none if dbt_multijoin._mj_mor_broadcasts_delta(state['delta_rows'], max_rows) else dbt_multijoin._mj_mor_view_sql(plan['spec'], store, broadcast=false) -%}
+  {%- set shuffled_rows = dbt_multijoin._mj_mor_view_sql(plan['spec'], store, broadcast=false) if shuffled else none -%}
+  {%- set step = none -%}
+  {%- if step_buckets is not none -%}
+    {%- set step = {'buckets': step_buckets, 'rows': dbt_multijoin._mj_mor_view_sql(plan['spec'], store, chosen=dbt_multijoin._mj_mor_view_inputs(plan), buckets=step_buckets)} -%}
+  {%- endif -%}
   {%- set unranged = dbt_multijoin._mj_mor_compact(model.name, store, plan['relation'], plan['keys'], state, base_rows,
-      dbt_multijoin._mj_mor_unranged_rows(plan['recorded_properties']), share, shuffled_rows) -%}
+      unranged_rows, share, shuffled_rows, step) -%}
   {%- set state = dbt_multijoin._mj_mor_store_state(store, plan['keys'], whole=true, inputs=inputs) -%}
   {%- do dbt_multijoin._mj_mor_settle_parts(store, state) -%}
   {%- do dbt_multijoin._mj_mor_narrow_view(plan, state) -%}

@@ -175,6 +175,14 @@
   {%- if plan['layout'] == 'merge_on_read' and plan['recorded_properties'].get('dbt_multijoin.mor.delta') != dbt_multijoin._mj_mor_delta_kind() -%}
     {{- return('its store ' ~ plan['store'] ~ ' holds delta rows as an earlier release wrote them (a row per key and run)') -}}
   {%- endif -%}
+  {%- if plan['layout'] == 'merge_on_read' -%}
+    {%- set recorded_buckets = plan['recorded_properties'].get('dbt_multijoin.mor.buckets') -%}
+    {%- if recorded_buckets is none -%}
+      {{- return('its store ' ~ plan['store'] ~ ' is not partitioned by key bucket (an earlier release wrote it)') -}}
+    {%- elif recorded_buckets | int != dbt_multijoin._mj_mor_buckets() -%}
+      {{- return('compaction_buckets changed from ' ~ recorded_buckets ~ ' to ' ~ dbt_multijoin._mj_mor_buckets() ~ ': the store is partitioned again') -}}
+    {%- endif -%}
+  {%- endif -%}
   {%- if plan['spec']['partial_update_refused'] is none -%}
     {#- A table built before the model declared one_row_per_key has no presence columns. -#}
     {%- set existing = dbt_multijoin._mj_store_columns(plan) | map(attribute='name') | map('lower') | list -%}

@@ -114,17 +114,39 @@
 {%- endmacro %}
 
 
-{% macro _mj_create_empty_then_insert(relation, create_prefix, sql, statement_name) -%}
+{% macro _mj_create_table_as(relation, sql, layout=none) -%}
+  {#- The CREATE TABLE ... AS of the model's table: dbt-spark's create_table_as (the model's file
+      format, options, table properties, partitioning, location and comment), or, with `layout`
+      ({partitioned_by: [columns], properties: {name: value}}), the same with the package's own
+      partitioning and its properties added to the model's (the model's win): a table whose
+      layout the package owns, such as a merge-on-read store. -#}
+  {%- if layout is none -%}
+    {{- return(create_table_as(False, relation, sql)) -}}
+  {%- endif -%}
+  {%- set properties = dict(layout['properties']) -%}
+  {%- do properties.update(config.get('tblproperties') or {}) -%}
+  {%- set listed = [] -%}
+  {%- for name, value in properties.items() -%}
+    {%- do listed.append("'" ~ name ~ "' = '" ~ value ~ "'") -%}
+  {%- endfor -%}
+  {{- return('create or replace table ' ~ relation ~ '\n' ~ file_format_clause() ~ '\n' ~ options_clause() ~ '\n'
+      ~ ('tblproperties (' ~ listed | join(', ') ~ ')\n' if listed else '')
+      ~ 'partitioned by (' ~ dbt_multijoin._mj_column_list(layout['partitioned_by']) ~ ')\n'
+      ~ location_clause() ~ '\n' ~ comment_clause() ~ '\nas\n' ~ sql) -}}
+{%- endmacro %}
+
+
+{% macro _mj_create_empty_then_insert(relation, create_prefix, sql, statement_name, layout=none) -%}
   {#- Create `relation` empty with `sql`'s columns (the query under LIMIT 0, which Spark answers
       without running it), then fill it by an INSERT in the statement `statement_name`. A run
       killed while it writes then leaves a registered table, which the next run drops with its
       files; a CREATE TABLE AS SELECT killed in the middle would leave files no table owns, and
       Spark refuses to create a managed table over them (LOCATION_ALREADY_EXISTS).
-      `create_prefix`: the CREATE ... AS to put before the empty query; none for dbt-spark's
-      create_table_as (the model's file format, partitioning and options). -#}
+      `create_prefix`: the CREATE ... AS to put before the empty query; none for the model's own
+      (_mj_create_table_as, with `layout`). -#}
   {%- set empty = 'select * from (\n' ~ sql ~ '\n) as model limit 0' -%}
   {%- call statement(statement_name ~ '_create_empty') -%}
-    {{ create_table_as(False, relation, empty) if create_prefix is none else create_prefix ~ empty }}
+    {{ dbt_multijoin._mj_create_table_as(relation, empty, layout) if create_prefix is none else create_prefix ~ empty }}
   {%- endcall -%}
   {%- call statement(statement_name) -%}
     insert into {{ relation }} by name
@@ -135,21 +157,21 @@
 {%- endmacro %}
 
 
-{% macro _mj_build_full(target_relation, old_relation, sql) -%}
-  {#- Write the whole table from `sql` in the statement 'main'. An Iceberg table partitioned by
-      buckets of the key that the query's output is already grouped by is written with no
-      redistribution (_write_distribution.sql). -#}
+{% macro _mj_build_full(target_relation, old_relation, sql, layout=none) -%}
+  {#- Write the whole table from `sql` in the statement 'main' (`layout`: _mj_create_table_as). An
+      Iceberg table partitioned by buckets of the key that the query's output is already grouped
+      by is written with no redistribution (_write_distribution.sql). -#}
   {%- set grouped_write = dbt_multijoin._mj_grouped_write_begin(sql) -%}
-  {%- do dbt_multijoin._mj_write_full(target_relation, old_relation, sql) -%}
+  {%- do dbt_multijoin._mj_write_full(target_relation, old_relation, sql, layout) -%}
   {%- do dbt_multijoin._mj_grouped_write_end(grouped_write) -%}
 {%- endmacro %}
 
 
-{% macro _mj_write_full(target_relation, old_relation, sql) -%}
+{% macro _mj_write_full(target_relation, old_relation, sql, layout=none) -%}
   {#- The statements of _mj_build_full. -#}
   {%- if dbt_multijoin._mj_replaces_atomically(old_relation, sql) -%}
     {%- call statement('main') -%}
-      {{ create_table_as(False, target_relation, sql) }}
+      {{ dbt_multijoin._mj_create_table_as(target_relation, sql, layout) }}
     {%- endcall -%}
     {%- if old_relation is not none and dbt_multijoin._mj_is_iceberg(old_relation) -%}
       {%- do dbt_multijoin._mj_forget_recorded(target_relation) -%}
@@ -163,7 +185,7 @@
   {%- endif -%}
   {%- set staging = dbt_multijoin._mj_staging_relation(target_relation) -%}
   {%- do dbt_multijoin._mj_drop_own_table_if_present(staging) -%}
-  {%- do dbt_multijoin._mj_create_empty_then_insert(staging, none, sql, 'main') -%}
+  {%- do dbt_multijoin._mj_create_empty_then_insert(staging, none, sql, 'main', layout) -%}
   {%- if old_relation is not none -%}
     {%- set backup = dbt_multijoin._mj_backup_relation(target_relation) -%}
     {%- do adapter.rename_relation(old_relation, backup) -%}
