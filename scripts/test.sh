@@ -37,10 +37,10 @@ SMOKE_TESTS=(tests/test_operator_plans.py tests/test_operator_differential.py::t
 # take shares of it: testkit/properties.py). Each CI run draws new random examples, so the search
 # deepens run by run (MULTIJOIN_DIFFERENTIAL_EXAMPLES=1000 searches deeper by hand). What each
 # setting here costs and saves: docs/development.md, "What CI runs".
-WHOLE_SUITE_EXAMPLES=80
+WHOLE_SUITE_EXAMPLES=60
 # The minors share the source and shims of the lines around them: the smoke subset checks that
 # they build and behave, with fewer examples than the whole suites draw.
-SMOKE_EXAMPLES=15
+SMOKE_EXAMPLES=12
 # The pipeline tests (pipeline_tests/: dbt in-process over Delta and Iceberg tables) run in one
 # pytest process per table format (a session's catalog holds one format), on the Spark versions
 # whose suites include pipelines in spark-versions.toml (PIPELINE_VERSIONS, below): both formats
