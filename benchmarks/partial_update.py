@@ -786,9 +786,11 @@ def merge_on_read_section(sizes: list[dict], shapes: list[str]) -> list[str]:
              "state, which also plans and compiles the view's query) and, warm, the median of three more of each, "
              "alternating, with the median time Spark took to plan each query (what a reader pays on every query, whatever "
              "rows it reads); the delta rows' share of the base rows then (the model compacts in a run past 0.1, the default "
-             "compaction_share). The compaction: `dbt run-operation dbt_multijoin.compact` after the last change day, against "
-             "the median refresh of the same model in the default layout on the same days (today's refresh: a MERGE "
-             "that rewrites every file holding a changed key).", ""]
+             "compaction_share). After the last change day, a compaction's step as a run folds one when due (a `dbt run` "
+             "with `dbt_multijoin_compact: step`: the key buckets it folded, the run's seconds), then the compaction of "
+             "what is left, `dbt run-operation dbt_multijoin.compact`; each against the median refresh of the same model "
+             "in the default layout on the same days (today's refresh: a MERGE that rewrites every file holding a "
+             "changed key).", ""]
     rows = []
     for size in sizes:
         days = [m for shape in shapes for m in size["shapes"][shape]]
@@ -808,11 +810,15 @@ def merge_on_read_section(sizes: list[dict], shapes: list[str]) -> list[str]:
                      f"{_median(m['refresh']['seconds'] for m in days):.1f}"])
         today = table_layout_refresh(size)
         rows[-1] += ([f"{today:.1f}", f"{compaction['seconds'] / today:.2f}" if compaction else "-"] if today else ["-", "-"])
+        # Runs from before the compaction's steps have none.
+        step = size.get("compaction_step")
+        rows[-1] += ([f"{step['seconds']:.1f} ({len(step['buckets'])} bucket(s), {step['delta_share']:.1%} to {step['delta_share_after']:.1%})",
+                      f"{step['seconds'] / today:.2f}" if today else "-"] if step else ["-", "-"])
     lines += _table(["keys/input", "view scan s", "table scan s", "view ÷ table", "warm view / table scan s", "warm view ÷ table",
                      "of which planning, view / table s",
                      "delta share", "refreshes that compacted",
                      "compaction s", "delta share compacted", "view scan before / after compaction s", "refresh s",
-                     "default layout's refresh s", "compaction ÷ it"], rows)
+                     "default layout's refresh s", "compaction ÷ it", "step s (buckets folded, delta share)", "step ÷ it"], rows)
     return lines
 
 

@@ -30,8 +30,9 @@ KEY_LEAVES_ONE_INPUT = [[("move", "b", 0, 5), ("delete", "b", 1, None)], [("inse
 
 # Both layouts over the same inputs, refreshed by the same runs. The merge-on-read model compacts
 # whole when a run asks (COMPACTIONS), and past 5 delta rows folds the key buckets (of 4) holding
-# the most until at most 2 are left (whole past 10, which it would not broadcast): these tables are so small that any share of the base would
-# compact on nearly every run, and the delta rows of several runs would never be read together.
+# the most until at most 3 are left (whole past 10, which it would not broadcast): these tables
+# are so small that any share of the base would compact on nearly every run, and the delta rows
+# of several runs would never be read together.
 LAYOUTS = {"wide": None, "wide_mor": "merge_on_read"}
 MOR_COMPACTION = {"compaction_share": 1000, "compaction_max_delta_rows": 5, "compaction_buckets": 4}
 PINNED = ONLY_A_NULL_KEY_OF_A_FEED + KEY_LEAVES_ONE_INPUT + TIES_AT_THE_MARK + ONLY_THE_CLOCK
