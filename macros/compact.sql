@@ -35,7 +35,7 @@
     {%- do dbt_multijoin._mj_exec(dbt_multijoin._mj_set_sql(conf['key'], conf['value'])) -%}
   {%- endfor -%}
   {%- set unranged = dbt_multijoin._mj_mor_compact(model_name, store, view, keys, before, properties.get('dbt_multijoin.mor.base_rows', '0') | int,
-      dbt_multijoin._mj_mor_unranged_rows(properties), share) -%}
+      dbt_multijoin._mj_mor_unranged_rows(properties), share, buckets=properties.get('dbt_multijoin.mor.buckets')) -%}
   {%- for conf in confs -%}
     {%- do dbt_multijoin._mj_exec(dbt_multijoin._mj_reset_sql(conf['key'])) -%}
   {%- endfor -%}

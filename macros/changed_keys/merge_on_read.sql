@@ -514,10 +514,7 @@
   {%- do items.append('coalesce(source.dbt_multijoin_null_group, if(' ~ key_null ~ ', case ' ~ null_group | join(' ') ~ ' end, null)) as dbt_multijoin_null_group') -%}
   {%- do items.append('source.dbt_multijoin_null_group is not null as dbt_multijoin_null_marker') -%}
   {#- The key bucket of the store's key types (markers and NULL-keyed rows have a NULL key). -#}
-  {%- set store_types = {} -%}
-  {%- for column in dbt_multijoin._mj_store_columns(plan) -%}
-    {%- do store_types.update({column.name | lower: column.dtype}) -%}
-  {%- endfor -%}
+  {%- set store_types = dbt_multijoin._mj_column_types(dbt_multijoin._mj_store_columns(plan)) -%}
   {%- set key_types = {} -%}
   {%- for k in keys -%}
     {%- do key_types.update({k: store_types[k | lower]}) -%}
@@ -614,7 +611,7 @@
 {%- endmacro %}
 
 
-{% macro _mj_mor_compact(name, store, view, keys, state, base_rows, unranged_rows, share, shuffled_rows=none, step=none) -%}
+{% macro _mj_mor_compact(name, store, view, keys, state, base_rows, unranged_rows, share, shuffled_rows=none, step=none, buckets=none) -%}
   {#- Fold the delta rows into base rows, in one statement and one commit (statement
       'dbt_multijoin_compact'): the view's rows, written as base rows (`dbt_multijoin_seq` 0),
       replace every store row up to the highest sequence there now (`state`:
@@ -646,6 +643,8 @@
       a compaction's step, which folds the delta rows of those buckets alone, keeping the key
       ranges: it replaces their partitions' rows up to the highest sequence, from the view's rows
       of those buckets. The other buckets' rows stay as they are, delta rows included.
+      `buckets`: the store's count of key buckets, as it records it (none: a store an earlier
+      release wrote, with no bucket column).
       Returns the rows outside a file's range after it. -#}
   {%- if state['highest_seq'] == 0 -%}
     {{- return(unranged_rows) -}}
@@ -659,7 +658,6 @@
   {%- endif -%}
   {%- set unranged = unranged_rows + new_key_rows -%}
   {%- set keep_ranges = shuffled_rows is none and (step is not none or unranged <= share * [base_rows, 1] | max) -%}
-  {%- set buckets = dbt_multijoin._mj_table_properties(store).get('dbt_multijoin.mor.buckets') -%}
   {%- set model_columns = adapter.get_columns_in_relation(view) | map(attribute='name') | list -%}
   {%- set items = [] -%}
   {%- for column in adapter.get_columns_in_relation(store) -%}
@@ -708,9 +706,8 @@
       in the others; none when that is every bucket (a whole compaction). A bucket with no delta
       row is never rewritten. With the changed keys spread over the key space, a step folds about a
       quarter of the buckets, so a run that finds a compaction due pays about a quarter of the
-      store's rewrite (a half measured 0.95x the default layout's refresh at 16M keys per input),
-      and the next step is due after a quarter of the bound's changed keys: the same rewriting in
-      all, in smaller steps. -#}
+      store's rewrite, and the next step is due after a quarter of the bound's changed keys: the
+      same rewriting in all, in smaller steps (docs/dbt_package.md gives the measurements). -#}
   {%- set counts = state['bucket_delta_rows'] -%}
   {%- set by_rows = [] -%}
   {%- for rows in counts -%}
@@ -734,17 +731,19 @@
       of the store's rewrite, and so does one the run var dbt_multijoin_compact='step' asks for; the
       whole store at once where dbt_multijoin_compact=true asks for it (whatever the delta rows),
       where every bucket is due, and where the compaction sorts the store again or joins the delta
-      rows by a shuffle (_mj_mor_compact). One query of the store when it does not compact. Returns {base_rows, unranged_rows} to record, or none
-      when it did not compact. -#}
+      rows by a shuffle (_mj_mor_compact). One query of the store when it does not compact.
+      Returns {base_rows, unranged_rows} to record, or none when it did not compact. -#}
   {%- set store = plan['store'] -%}
   {%- set base_rows = (plan['recorded_properties'].get('dbt_multijoin.mor.base_rows', '0') | int) -%}
   {%- set inputs = plan['spec']['inputs'] | length -%}
-  {%- set buckets = plan['recorded_properties'].get('dbt_multijoin.mor.buckets', '0') | int -%}
-  {%- set state = dbt_multijoin._mj_mor_store_state(store, plan['keys'], inputs=inputs, buckets=buckets) -%}
+  {%- set buckets = plan['recorded_properties'].get('dbt_multijoin.mor.buckets') -%}
+  {%- set state = dbt_multijoin._mj_mor_store_state(store, plan['keys'], inputs=inputs, buckets=(buckets or 0) | int) -%}
   {%- set share = dbt_multijoin._mj_mor_compaction_share() -%}
   {%- set max_rows = dbt_multijoin._mj_mor_compaction_max_delta_rows() -%}
   {%- set asked = dbt_multijoin._mj_mor_compaction_asked() -%}
-  {%- set past_share = state['delta_rows'] > share * [base_rows, 1] | max -%}
+  {#- The delta rows compaction_share allows beside the base rows. -#}
+  {%- set share_rows = share * [base_rows, 1] | max -%}
+  {%- set past_share = state['delta_rows'] > share_rows -%}
   {%- set past_rows = state['delta_rows'] > max_rows -%}
   {%- if not (asked or past_share or past_rows) -%}
     {%- do log("dbt_multijoin: " ~ model.name ~ ": " ~ state['delta_rows'] ~ " delta rows beside " ~ base_rows ~ " base rows (compaction past " ~ share ~ " of them or past " ~ max_rows ~ " rows)", info=True) -%}
@@ -752,11 +751,11 @@
     {%- do dbt_multijoin._mj_mor_narrow_view(plan, state) -%}
     {{- return(none) -}}
   {%- endif -%}
-  {%- set limit = [share * [base_rows, 1] | max, max_rows] | min -%}
+  {%- set limit = [share_rows, max_rows] | min -%}
   {%- set step_buckets = none -%}
   {%- set unranged_rows = dbt_multijoin._mj_mor_unranged_rows(plan['recorded_properties']) -%}
   {%- set shuffled = not dbt_multijoin._mj_mor_broadcasts_delta(state['delta_rows'], max_rows) -%}
-  {%- if asked != 'whole' and not shuffled and unranged_rows + state['new_key_rows'] <= share * [base_rows, 1] | max -%}
+  {%- if asked != 'whole' and not shuffled and unranged_rows + state['new_key_rows'] <= share_rows -%}
     {#- A step asked for before one is due folds as one due now would: three quarters of the delta
         rows are left. -#}
     {%- set step_buckets = dbt_multijoin._mj_mor_step(state, limit if past_share or past_rows else [limit, state['delta_rows']] | min) -%}
@@ -775,7 +774,7 @@
     {%- set step = {'buckets': step_buckets, 'rows': dbt_multijoin._mj_mor_view_sql(plan['spec'], store, chosen=dbt_multijoin._mj_mor_view_inputs(plan), buckets=step_buckets)} -%}
   {%- endif -%}
   {%- set unranged = dbt_multijoin._mj_mor_compact(model.name, store, plan['relation'], plan['keys'], state, base_rows,
-      unranged_rows, share, shuffled_rows, step) -%}
+      unranged_rows, share, shuffled_rows, step, buckets) -%}
   {%- set state = dbt_multijoin._mj_mor_store_state(store, plan['keys'], whole=true, inputs=inputs) -%}
   {%- do dbt_multijoin._mj_mor_settle_parts(store, state) -%}
   {%- do dbt_multijoin._mj_mor_narrow_view(plan, state) -%}

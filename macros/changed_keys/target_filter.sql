@@ -25,14 +25,8 @@
     {{- return(none) -}}
   {%- endif -%}
   {%- set hashed_alike = ['tinyint', 'smallint', 'int', 'bigint', 'date', 'timestamp', 'timestamp_ntz', 'string', 'boolean', 'binary'] -%}
-  {%- set target_types = {} -%}
-  {%- for column in target_columns -%}
-    {%- do target_types.update({column.name | lower: column.dtype | lower}) -%}
-  {%- endfor -%}
-  {%- set key_types = {} -%}
-  {%- for column in adapter.get_columns_in_relation(key_table) -%}
-    {%- do key_types.update({column.name | lower: column.dtype | lower}) -%}
-  {%- endfor -%}
+  {%- set target_types = dbt_multijoin._mj_column_types(target_columns) -%}
+  {%- set key_types = dbt_multijoin._mj_column_types(adapter.get_columns_in_relation(key_table)) -%}
   {%- for k in keys -%}
     {%- set dtype = target_types.get(k | lower) -%}
     {%- if dtype is none or key_types.get(k | lower) != dtype or not (dtype in hashed_alike or dtype.startswith('decimal(')) -%}

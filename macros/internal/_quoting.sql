@@ -50,6 +50,16 @@
 {%- endmacro %}
 
 
+{% macro _mj_column_types(columns) -%}
+  {#- {lower-case name: lower-case type} of dbt Columns (adapter.get_columns_in_relation). -#}
+  {%- set types = {} -%}
+  {%- for column in columns -%}
+    {%- do types.update({column.name | lower: column.dtype | lower}) -%}
+  {%- endfor -%}
+  {{- return(types) -}}
+{%- endmacro %}
+
+
 {% macro _mj_column_list(columns, alias=none, indent=none) -%}
   {#- Quoted column names, optionally qualified: "a, b", or with indent=n one per line
       ("a,\n<n spaces>b") as a select list. -#}
