@@ -785,7 +785,7 @@ def merge_on_read_section(sizes: list[dict], shapes: list[str]) -> list[str]:
              "full rebuild's table, after each change day: the first scan of each (the session's first over the new store "
              "state, which also plans and compiles the view's query) and, warm, the median of three more of each, "
              "alternating, with the median time Spark took to plan each query (what a reader pays on every query, whatever "
-             "rows it reads); the delta rows' share of the base rows then (the model compacts in a run past 0.1, the default "
+             "rows it reads); the delta rows' share of the base rows then (the model compacts in a run past 0.03, the default "
              "compaction_share). After the last change day, a compaction's step as a run folds one when due (a `dbt run` "
              "with `dbt_multijoin_compact: step`: the key buckets it folded, the run's seconds), then the compaction of "
              "what is left, `dbt run-operation dbt_multijoin.compact`; each against the median refresh of the same model "

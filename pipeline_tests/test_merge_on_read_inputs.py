@@ -171,7 +171,7 @@ def test_a_filter_on_the_key_prunes_what_the_view_reads(project, table_format):
     (Delta's data skipping, Iceberg's file metrics), not the whole base: sized from the plan by
     multijoin_scan_size, after a refresh has written delta rows, after a compaction that keeps
     each base file's key range (a new key in a file of its own), and after one that sorts the
-    store again (the rows outside a file's range past compaction_share)."""
+    store again (the rows outside a file's range past compaction_share, and at least a tenth)."""
     from pipeline_tests.test_scan_size import scan_size
 
     spark, table = project.spark, project.table
@@ -239,6 +239,15 @@ def test_a_filter_on_the_key_prunes_what_the_view_reads(project, table_format):
     assert resorted.success and "pruned: compacting 150 delta rows into 201 base rows" in resorted.output, resorted.describe()
     assert "pruned: the compaction sorts the store by the key: 151 base row(s) would be outside" in resorted.output, resorted.output
     pruned_by_a_key()
+    assert project.rows(f"select k, a_v, c_v from {table('pruned')}") == project.rows(vanilla)
+    # A compaction_share under a tenth compacts sooner but sorts the store again only once the rows
+    # outside a file's range pass a tenth of the base: 10 new keys, past 0.02 of the 351 base rows
+    # and under a tenth of them, are folded by a step that keeps the key ranges.
+    project.model("pruned", PRUNED_MOR.replace("compaction_share=0.5", "compaction_share=0.02"))
+    spark.sql(f"insert into {table('c')} select id, id, 1004 from range(3000, 3010)")
+    low_share = project.dbt("run")
+    assert low_share.success and "pruned: compacting 10 delta rows into 351 base rows (past compaction_share 0.02)" in low_share.output, low_share.describe()
+    assert "keeping each base file's key range; " in low_share.output and "sorts the store" not in low_share.output, low_share.output
     assert project.rows(f"select k, a_v, c_v from {table('pruned')}") == project.rows(vanilla)
 
 

@@ -64,7 +64,7 @@ def test_the_merge_on_read_benchmark_runs_and_its_view_equals_a_full_rebuild(spa
         assert measured["reader_scan_seconds"] > 0 and measured["table_scan_seconds"] > 0
         # The warm scans, and each query's planning within them.
         assert all(measured[f"{who}_{what}_warm_seconds"] > 0 for who in ("reader", "table") for what in ("scan", "planning")), measured
-        assert 0 < measured["delta_share"] < 0.1 and not measured["compacted"], measured
+        assert 0 < measured["delta_share"] < 0.03 and not measured["compacted"], measured
         # Today's refresh beside it: the same model in the default layout, refreshed the same day
         # (the benchmark checks its rows against the rebuild's too).
         assert measured["wide_table_layout_refresh"]["path"] == "partial update", measured

@@ -25,7 +25,7 @@
     the view's rows replace every store row. It keeps each base file's key range: each file is
     read by a task of its own and written back as one file, so no shuffle and no second read of
     the view; the rows of keys no base row had go to files of their own, which cover no one
-    range. Once such rows pass the model's compaction_share of the base rows, a compaction sorts
+    range. Once such rows pass the model's compaction_share of the base rows (at least a tenth), a compaction sorts
     the whole store by the key again, as a full build writes it (_mj_mor_compact); so does one of
     more than twice compaction_max_delta_rows delta rows, which it joins by a shuffle, not a
     broadcast (_mj_mor_settle). A compaction a run finds due is a step: it folds the delta rows of
@@ -230,7 +230,7 @@
   {#- The model's compaction setting `name` (compaction_share, compaction_max_delta_rows), or its
       default: from the run's config, or from `model_config` (dbt_multijoin.compact, which has
       the model's node, not its run). Unchecked: a run checks them when it plans (_mj_mor_check). -#}
-  {%- set defaults = {'compaction_share': 0.1, 'compaction_max_delta_rows': 1000000, 'compaction_buckets': 8} -%}
+  {%- set defaults = {'compaction_share': 0.03, 'compaction_max_delta_rows': 1000000, 'compaction_buckets': 8} -%}
   {{- return((config if model_config is none else model_config).get(name, defaults[name])) -}}
 {%- endmacro %}
 
@@ -247,12 +247,25 @@
 
 {% macro _mj_mor_compaction_share() -%}
   {#- Compact once the delta rows pass this share of the base rows (the model's
-      `compaction_share`, 0.1 by default). -#}
+      `compaction_share`, 0.03 by default). What a reader's full scan of the view costs over the
+      table's grows with it (the view joins every base row to the delta rows): a few hundredths
+      keep it near a quarter more, and steps keep the compactions that buys cheap. -#}
   {%- set share = dbt_multijoin._mj_mor_compaction_setting('compaction_share') -%}
   {%- if share is not number or share <= 0 -%}
     {%- do dbt_multijoin._mj_fail("compaction_share must be a number above 0, got '" ~ share ~ "'") -%}
   {%- endif -%}
   {{- return(share) -}}
+{%- endmacro %}
+
+
+{% macro _mj_mor_resort_rows(share, base_rows) -%}
+  {#- How many rows outside a file's key range (the rows of keys no base row had when they were
+      folded in: _mj_mor_compact) the store may hold before a compaction sorts it by the key again:
+      `share` (compaction_share) of the base rows, and at least a tenth of them. Each such row is in
+      a file a filter on the key reads whatever key it asks for; a tenth of the base bounds that,
+      while a re-sort costs about a full build's sort, so a low compaction_share, which keeps the
+      readers' join small, does not also re-sort the store of a table that gains keys more often. -#}
+  {{- return([share, 0.1] | max * [base_rows, 1] | max) -}}
 {%- endmacro %}
 
 
@@ -635,7 +648,7 @@
       - sorted by the key (`order by`), as a full build writes the store: a shuffle by key range,
         whose bounds Spark samples by reading the view once more. Taken once the rows outside a
         file's range (`unranged_rows`, recorded on the store, and this compaction's new keys)
-        would pass `share` (the model's compaction_share) of the base rows, and always when
+        would pass _mj_mor_resort_rows of the base rows (`share`: the model's compaction_share), and always when
         `shuffled_rows` is given: the view's rows with the delta rows joined by a shuffle, not
         broadcast (_mj_mor_view_sql), read instead of the view, whose tasks would each hold all
         of them.
@@ -657,7 +670,8 @@
     {%- endfor -%}
   {%- endif -%}
   {%- set unranged = unranged_rows + new_key_rows -%}
-  {%- set keep_ranges = shuffled_rows is none and (step is not none or unranged <= share * [base_rows, 1] | max) -%}
+  {%- set resort_rows = dbt_multijoin._mj_mor_resort_rows(share, base_rows) -%}
+  {%- set keep_ranges = shuffled_rows is none and (step is not none or unranged <= resort_rows) -%}
   {%- set model_columns = adapter.get_columns_in_relation(view) | map(attribute='name') | list -%}
   {%- set items = [] -%}
   {%- for column in adapter.get_columns_in_relation(store) -%}
@@ -670,11 +684,11 @@
   {%- if step is not none -%}
     {%- do log("dbt_multijoin: " ~ name ~ ": the compaction folds the delta rows of key bucket(s) " ~ step['buckets'] | join(', ') ~ ", keeping each base file's key range; " ~ new_key_rows ~ " new key(s) go to files of their own (" ~ unranged ~ " base row(s) outside a file's range)", info=True) -%}
   {%- elif keep_ranges -%}
-    {%- do log("dbt_multijoin: " ~ name ~ ": the compaction keeps each base file's key range; " ~ new_key_rows ~ " new key(s) go to files of their own (" ~ unranged ~ " base row(s) outside a file's range, sorted again past compaction_share " ~ share ~ ")", info=True) -%}
+    {%- do log("dbt_multijoin: " ~ name ~ ": the compaction keeps each base file's key range; " ~ new_key_rows ~ " new key(s) go to files of their own (" ~ unranged ~ " base row(s) outside a file's range, sorted again past " ~ resort_rows | int ~ ")", info=True) -%}
   {%- elif shuffled_rows is not none -%}
     {%- do log("dbt_multijoin: " ~ name ~ ": the compaction joins the " ~ state['delta_rows'] ~ " delta rows to the base by a shuffle, not a broadcast (more than twice compaction_max_delta_rows), and sorts the store by the key", info=True) -%}
   {%- else -%}
-    {%- do log("dbt_multijoin: " ~ name ~ ": the compaction sorts the store by the key: " ~ unranged ~ " base row(s) would be outside a file's key range, past compaction_share " ~ share ~ " of " ~ base_rows, info=True) -%}
+    {%- do log("dbt_multijoin: " ~ name ~ ": the compaction sorts the store by the key: " ~ unranged ~ " base row(s) would be outside a file's key range, past " ~ resort_rows | int ~ " (compaction_share " ~ share ~ ", at least a tenth, of " ~ base_rows ~ " base rows)", info=True) -%}
   {%- endif -%}
   {%- call statement('dbt_multijoin_compact') -%}
     insert into {{ store }} replace where dbt_multijoin_seq <= {{ state['highest_seq'] }}{{ '' if step is none else ' and ' ~ dbt_multijoin._mj_mor_bucket_filter(step['buckets']) }}
@@ -755,7 +769,7 @@
   {%- set step_buckets = none -%}
   {%- set unranged_rows = dbt_multijoin._mj_mor_unranged_rows(plan['recorded_properties']) -%}
   {%- set shuffled = not dbt_multijoin._mj_mor_broadcasts_delta(state['delta_rows'], max_rows) -%}
-  {%- if asked != 'whole' and not shuffled and unranged_rows + state['new_key_rows'] <= share_rows -%}
+  {%- if asked != 'whole' and not shuffled and unranged_rows + state['new_key_rows'] <= dbt_multijoin._mj_mor_resort_rows(share, base_rows) -%}
     {#- A step asked for before one is due folds as one due now would: three quarters of the delta
         rows are left. -#}
     {%- set step_buckets = dbt_multijoin._mj_mor_step(state, limit if past_share or past_rows else [limit, state['delta_rows']] | min) -%}
