@@ -25,8 +25,8 @@
     the view's rows replace every store row. It keeps each base file's key range: each file is
     read by a task of its own and written back as one file, so no shuffle and no second read of
     the view; the rows of keys no base row had go to files of their own, which cover no one
-    range. Once such rows pass the model's compaction_share of the base rows (at least a tenth), a compaction sorts
-    the whole store by the key again, as a full build writes it (_mj_mor_compact); so does one of
+    range. Once such rows pass _mj_mor_resort_rows, a compaction sorts the whole store by the
+    key again, as a full build writes it (_mj_mor_compact); so does one of
     more than twice compaction_max_delta_rows delta rows, which it joins by a shuffle, not a
     broadcast (_mj_mor_settle). A compaction a run finds due is a step: it folds the delta rows of
     the buckets holding the most, rewriting their partitions alone (_mj_mor_step), so that a run
@@ -248,8 +248,9 @@
 {% macro _mj_mor_compaction_share() -%}
   {#- Compact once the delta rows pass this share of the base rows (the model's
       `compaction_share`, 0.03 by default). What a reader's full scan of the view costs over the
-      table's grows with it (the view joins every base row to the delta rows): a few hundredths
-      keep it near a quarter more, and steps keep the compactions that buys cheap. -#}
+      table's grows with it (the view joins every base row to the delta rows), and a compaction's
+      step keeps the more frequent compactions of a low share cheap; docs/dbt_package.md gives
+      the measurements. -#}
   {%- set share = dbt_multijoin._mj_mor_compaction_setting('compaction_share') -%}
   {%- if share is not number or share <= 0 -%}
     {%- do dbt_multijoin._mj_fail("compaction_share must be a number above 0, got '" ~ share ~ "'") -%}
@@ -648,10 +649,10 @@
       - sorted by the key (`order by`), as a full build writes the store: a shuffle by key range,
         whose bounds Spark samples by reading the view once more. Taken once the rows outside a
         file's range (`unranged_rows`, recorded on the store, and this compaction's new keys)
-        would pass _mj_mor_resort_rows of the base rows (`share`: the model's compaction_share), and always when
-        `shuffled_rows` is given: the view's rows with the delta rows joined by a shuffle, not
-        broadcast (_mj_mor_view_sql), read instead of the view, whose tasks would each hold all
-        of them.
+        would pass _mj_mor_resort_rows (of `share`, the model's compaction_share, and the base
+        rows), and always when `shuffled_rows` is given: the view's rows with the delta rows
+        joined by a shuffle, not broadcast (_mj_mor_view_sql), read instead of the view, whose
+        tasks would each hold all of them.
       `step` ({buckets: [the key buckets to fold], rows: their view's rows, _mj_mor_view_sql}):
       a compaction's step, which folds the delta rows of those buckets alone, keeping the key
       ranges: it replaces their partitions' rows up to the highest sequence, from the view's rows
