@@ -20,7 +20,7 @@
   {%- set keys = fromjson(properties['dbt_multijoin.mor.keys']) -%}
   {%- set share = dbt_multijoin._mj_mor_compaction_setting('compaction_share', node.config) -%}
   {%- set max_rows = dbt_multijoin._mj_mor_compaction_setting('compaction_max_delta_rows', node.config) -%}
-  {%- set before = dbt_multijoin._mj_mor_store_state(store, keys) -%}
+  {%- set before = dbt_multijoin._mj_mor_store_state(store) -%}
   {#- It reads the view; a run's compaction can read the same rows without the broadcast, as it
       renders the model, which this operation cannot. -#}
   {%- if max_rows is number and not dbt_multijoin._mj_mor_broadcasts_delta(before['delta_rows'], max_rows) -%}
@@ -39,9 +39,14 @@
   {%- for conf in confs -%}
     {%- do dbt_multijoin._mj_exec(dbt_multijoin._mj_reset_sql(conf['key'])) -%}
   {%- endfor -%}
-  {%- set after = dbt_multijoin._mj_mor_store_state(store, keys, whole=true) -%}
-  {%- if dbt_multijoin._mj_mor_parts_exist(store) -%}
-    {%- do dbt_multijoin._mj_mor_settle_parts(store, after) -%}
+  {%- set after = dbt_multijoin._mj_mor_store_state(store, whole=true) -%}
+  {#- With no delta row left, the view reads the base rows alone (the view of every other shape
+      needs the model's inputs, which this operation does not render: a run narrows it). -#}
+  {%- if after['delta_rows'] == 0 -%}
+    {%- set columns = adapter.get_columns_in_relation(view) | map(attribute='name') | list -%}
+    {%- do dbt_multijoin._mj_mor_replace_view(view, {'inputs': [], 'null_keyed_rows': false, 'columns': dbt_multijoin._mj_mor_columns_digest(columns)},
+        dbt_multijoin._mj_mor_base_rows_sql(store, dbt_multijoin._mj_column_list(columns))) -%}
+    {%- do dbt_multijoin._mj_mor_drop_parts(store) -%}
   {%- endif -%}
   {%- do dbt_multijoin._mj_exec('alter table ' ~ store ~ " set tblproperties ('dbt_multijoin.mor.base_rows' = '" ~ after['base_rows']
       ~ "', 'dbt_multijoin.mor.unranged_rows' = '" ~ unranged ~ "')") -%}

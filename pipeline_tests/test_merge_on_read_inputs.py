@@ -319,8 +319,9 @@ def test_a_composite_key_with_null_parts_compacts_to_the_vanilla_rows(project, t
     assert "BROADCAST" not in compaction[:compaction.index(") as merged order by dbt_multijoin_bucket, k1, k2")], compaction[:3000]
     store = table("composite__dbt_mj_store")
     assert spark.sql(f"select count(*) from {store} where dbt_multijoin_seq > 0").first()[0] == 0
-    # The NULL-keyed rows are base rows now: their branch stays, the join goes.
-    assert view_parts(project, "composite") == (False, True)
+    # The NULL-keyed rows are base rows now, which the view's scan of the base rows reads with the
+    # others: neither the join nor the branch is left.
+    assert view_parts(project, "composite") == (False, False)
 
 
 SWITCHED = (
@@ -380,6 +381,28 @@ def test_a_model_switched_between_layouts_is_rebuilt_once_and_leaves_no_data_fil
     assert {row[0] for row in buckets} <= {0, 1, 2}, buckets
     spark.sql(f"insert into {table('a')} values (8, 80, 5)")
     run_as("merge_on_read", "partial update", ", compaction_buckets=3")
+    # A view that records no digest of its columns, as an earlier release's (which pruned by the
+    # flags of a view of the store's parts) and whatever its SQL (here the base rows' scan, after
+    # the last run's compaction): before the run writes the store it gives way to a view that
+    # reads every part, and the flags' view goes.
+    spark.sql(f"alter view {table('switched')} unset tblproperties ('dbt_multijoin.mor.columns')")
+    spark.sql(f"create view {table('switched__dbt_mj_store_parts')} as select * from values (false, false) as parts(d, n)")
+    spark.sql(f"insert into {table('a')} values (9, 90, 6)")
+    run_as("merge_on_read", "the view takes the columns of input(s) [0, 1] from delta rows, with the branch of NULL-keyed rows (before this run writes the store)",
+           ", compaction_buckets=3")
+    assert "switched__dbt_mj_store_parts" not in project.tables()
+    log = (project.root / "logs" / "dbt.log").read_text()
+    this_run = log[log.rindex("Running with dbt"):]
+    assert this_run.index("create or replace view " + table("switched") + " tblproperties") < this_run.index("merge into "), this_run
+    # A column the model gains (on_schema_change='append_new_columns'): the store gains it, and
+    # the view names it before the run writes the store.
+    gained = SWITCHED.replace("columns={{'a': ['v'],", "columns={{'a': ['v', 'updated_at'],")
+    project.model("switched", gained.format(layout=", layout='merge_on_read', compaction_buckets=3, on_schema_change='append_new_columns'"))
+    spark.sql(f"insert into {table('a')} values (10, 100, 7)")
+    grown = project.dbt("run")
+    assert grown.success and "switched: partial update" in grown.output, grown.describe()
+    assert project.rows(f"select k, a_v, c_v, updated_at from {table('switched')}") == project.rows(
+        f"select coalesce(a.k, c.k), a.v, c.v, a.updated_at from {table('a')} as a full outer join {table('c')} as c on a.k = c.k")
     spark.sql(f"insert into {table('c')} values (4, 400, 2)")
     run_as("", "becomes a table (layout table); its store")
     assert not {"switched__dbt_mj_store", "switched__dbt_mj_store_parts"} & project.tables()

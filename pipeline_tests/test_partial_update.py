@@ -49,23 +49,29 @@ def assert_equals_full_rebuild(project, run, models=tuple(LAYOUTS)) -> None:
 
 
 def scratch_objects(project) -> list[str]:
-    """The run's own tables and views left behind (the merge-on-read store and the view of its
-    parts are not)."""
-    tables = [t for t in project.tables() if "__dbt_mj_" in t and not t.endswith(("__dbt_mj_store", "__dbt_mj_store_parts"))]
+    """The run's own tables and views left behind (the merge-on-read store is not)."""
+    tables = [t for t in project.tables() if "__dbt_mj_" in t and not t.endswith("__dbt_mj_store")]
     views = [r.tableName for r in project.spark.sql("show tables").collect() if r.tableName.startswith(f"{project.schema}__")]
     return tables + views
 
 
-def assert_view_inputs_are_the_touched_ones(project) -> str:
-    """After a run, the merge-on-read view takes from delta rows the columns of exactly the inputs
-    some delta row touches (what it records; the rows it gives are checked against the rebuild):
-    none it could miss, none a reader pays for in vain. Returns them, comma-separated."""
+def assert_view_shape_is_the_stores(project) -> str:
+    """After a run, the merge-on-read view's shape is exactly what the store holds (what it
+    records; the rows it gives are checked against the rebuild): it takes from delta rows the
+    columns of the inputs some delta row touches, and has the branch of NULL-keyed rows while a
+    delta row is NULL-keyed or a marker; none it could miss, none a reader pays for in vain.
+    Returns the inputs, comma-separated."""
     spark, store = project.spark, project.table("wide_mor__dbt_mj_store")
     recorded = {row.key: row.value for row in spark.sql(f"show tblproperties {project.table('wide_mor')}").collect()}
     flags = [c for c in spark.table(store).columns if c.startswith("dbt_multijoin_touched_")]
-    row = spark.sql("select " + ", ".join(f"coalesce(max(dbt_multijoin_seq > 0 and {c}), false)" for c in flags) + f" from {store}").first()
+    row = spark.sql("select " + ", ".join(f"coalesce(max(dbt_multijoin_seq > 0 and {c}), false)" for c in flags)
+                    + ", coalesce(max(dbt_multijoin_seq > 0 and dbt_multijoin_null_group is not null), false)"
+                    + f" from {store}").first()
     touched = ",".join(c.removeprefix("dbt_multijoin_touched_") for c, held in zip(flags, row) if held)
     assert recorded["dbt_multijoin.mor.delta_inputs"] == touched, (recorded, touched)
+    assert recorded["dbt_multijoin.mor.null_keyed_rows"] == str(row[-1]).lower(), (recorded, row)
+    view_text = spark.sql(f"show create table {project.table('wide_mor')}").first()[0]
+    assert ("union all" in view_text) == row[-1] and ("left outer join" in view_text) == bool(touched), view_text
     return touched
 
 
@@ -100,8 +106,8 @@ def test_partial_update_equals_full_rebuild(spark, table_format, tmp_path_factor
         assert_merge_filter(run.output, kind, inputs.writes > writes)
         assert ("wide_mor: compacting" in run.output) >= compact, run.output
         steps += "wide_mor: the compaction folds the delta rows of key bucket(s)" in run.output
-        touched_after_a_run |= bool(assert_view_inputs_are_the_touched_ones(project))
-        if "before this run writes its delta rows" in run.output:
+        touched_after_a_run |= bool(assert_view_shape_is_the_stores(project))
+        if "(before this run writes the store)" in run.output:
             widened_runs += 1
             # Widened before the delta rows are written: a reader between the two writes must not
             # miss them.
@@ -129,6 +135,8 @@ def test_partial_update_equals_full_rebuild(spark, table_format, tmp_path_factor
     store = project.table("wide_mor__dbt_mj_store")
     assert spark.sql(f"select count(*) from {store} where dbt_multijoin_seq > 0").first()[0] == 0
     assert project.rows("wide_mor") == before
+    # It leaves the view the base rows' scan, with no join and no branch.
+    assert assert_view_shape_is_the_stores(project) == ""
 
 
 def test_a_run_that_fails_keeps_the_table_and_its_marks(project, table_format):

@@ -32,15 +32,22 @@
     the buckets holding the most, rewriting their partitions alone (_mj_mor_step), so that a run
     pays for part of the store's rewrite, not all of it.
 
-    Which parts of the view a reader pays for follows what the store holds. A second view,
-    `<model>__dbt_mj_store_parts`, is one row of two literals: whether the store may hold delta
-    rows, and whether it may hold NULL-keyed rows. The view joins its delta rows and its NULL-keyed
-    branch to that row (a semi join on the flag), so when a flag is false Spark's optimizer
-    removes that part before planning (a join with an empty local relation): after a compaction a
-    reader scans the base rows alone, and a store with no NULL-keyed row costs no branch for them.
-    The flags only ever say more than the store holds: a run sets both before it writes the store
-    and sets them to what the store holds after its last write, so a reader, whose query is
-    analysed against one store version and one flags row, never misses a row.
+    What a reader's query holds follows what the store holds: the view's text is of the store's
+    shape (_mj_mor_view_shape), recorded in the view's own properties. Without delta rows (after a
+    build or a whole compaction) it is the base rows alone, NULL-keyed ones included, which no
+    generation has replaced then: one scan, no join. With delta rows, it joins them on the
+    columns of the inputs they touch (the others come from the base row alone), and it has the
+    branch of NULL-keyed rows only while a delta row is NULL-keyed or a marker (a NULL-keyed base
+    row that no marker replaced is current, and the scan of the keyed rows reads it with them,
+    its key matching no delta row). Spark analyses and optimizes
+    every part a view's text holds on each query, whatever the optimizer leaves out of the plan
+    after, so a part the store does not need costs every query its planning. A run widens the
+    shape before it writes the store (to the inputs it changes, and the NULL-keyed branch where it
+    writes NULL-keyed rows) and narrows it to what the store holds after its last write, so a
+    reader, whose query is analysed against one view and one store version, never misses a row;
+    a run that leaves the shape as it was replaces the view neither time. (An earlier release
+    pruned by the flags of a one-row view `<model>__dbt_mj_store_parts`: the first run that
+    replaces the view drops it.)
 
     Every statement is one commit, and applying a refresh's delta rows again gives the same rows,
     so a run killed at any point leaves a readable, correct table, and the next run is right. -#}
@@ -79,109 +86,151 @@
 
 
 {% macro _mj_mor_parts(store) -%}
-  {#- The view of the flags row (the header says what it is for). -#}
+  {#- The one-row view of flags an earlier release's view read (the header says what became of it). -#}
   {{- return(dbt_multijoin._mj_sibling(store, '_parts').incorporate(type='view')) -}}
 {%- endmacro %}
 
 
-{% macro _mj_mor_parts_exist(store) -%}
-  {#- Whether the store has the view of its parts (a store an earlier release built has none, and
-      its view reads every part). -#}
-  {%- set parts = dbt_multijoin._mj_mor_parts(store) -%}
-  {{- return(load_cached_relation(parts) is not none) -}}
-{%- endmacro %}
-
-
-{% macro _mj_mor_set_parts(store, delta_rows, null_keyed_rows) -%}
-  {#- Say what the store may hold: one metastore call, atomic for readers. -#}
-  {%- set flags = [] -%}
-  {%- for held in [delta_rows, null_keyed_rows] -%}
-    {%- do flags.append('true' if (held | string | lower) in ['true', '1'] else 'false') -%}
-  {%- endfor -%}
-  {%- do dbt_multijoin._mj_exec('create or replace view ' ~ dbt_multijoin._mj_mor_parts(store)
-      ~ ' as select * from values (' ~ flags | join(', ') ~ ') as parts(dbt_multijoin_delta_rows, dbt_multijoin_null_keyed_rows)') -%}
-{%- endmacro %}
-
-
 {% macro _mj_mor_open_parts(store) -%}
-  {#- Before a write to the store: both parts on. -#}
-  {%- do dbt_multijoin._mj_mor_set_parts(store, true, true) -%}
+  {#- An earlier release's view, before a full build replaces the store under it: its flags say
+      every part. -#}
+  {%- set parts = dbt_multijoin._mj_mor_parts(store) -%}
+  {%- if load_cached_relation(parts) is not none -%}
+    {%- do dbt_multijoin._mj_exec('create or replace view ' ~ parts
+        ~ ' as select * from values (true, true) as parts(dbt_multijoin_delta_rows, dbt_multijoin_null_keyed_rows)') -%}
+  {%- endif -%}
 {%- endmacro %}
 
 
-{#- Which inputs' columns the view takes from delta rows (_mj_mor_view_sql's `chosen`): at least
-    every input some delta row of the store touches, so that a reader never misses a change. The
-    view records them in its own properties (one metastore call replaces both). A refresh widens
-    them before it writes the store; after its last write the run narrows them to what the store's
-    delta rows touch, and to none after a compaction. A refresh that changes the inputs the last
-    one changed replaces the view neither time. -#}
+{% macro _mj_mor_drop_parts(store) -%}
+  {%- set parts = dbt_multijoin._mj_mor_parts(store) -%}
+  {%- if load_cached_relation(parts) is not none -%}
+    {%- do adapter.drop_relation(parts) -%}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{#- The view's shape (the header says what it is for): {inputs: the indexes of the inputs whose
+    columns it takes from delta rows, none of them when the store holds no delta row (the view is
+    then the base rows alone); null_keyed_rows: whether it has the branch of NULL-keyed rows;
+    columns: a digest of the model's columns it names, _mj_mor_columns_digest}. At least every
+    input some delta row of the store touches, and the branch while a delta row is NULL-keyed or
+    a marker, so that a reader never misses a row; the model's columns as the store has them. -#}
 {% macro _mj_mor_view_inputs_key() -%}
   {{- return('dbt_multijoin.mor.delta_inputs') -}}
 {%- endmacro %}
 
 
-{% macro _mj_mor_create_view(view, spec, store, chosen) -%}
-  {%- do dbt_multijoin._mj_exec('create or replace view ' ~ view ~ " tblproperties ('" ~ dbt_multijoin._mj_mor_view_inputs_key() ~ "' = '"
-      ~ chosen | join(',') ~ "') as\n" ~ dbt_multijoin._mj_mor_view_sql(spec, store, chosen=chosen)) -%}
+{% macro _mj_mor_view_null_key() -%}
+  {{- return('dbt_multijoin.mor.null_keyed_rows') -}}
 {%- endmacro %}
 
 
-{% macro _mj_mor_view_inputs(plan) -%}
-  {#- The inputs the view takes from delta rows now: as this run last set them, else as the view
-      records them; every input where it records none (a view an earlier release made) or is
-      missing. -#}
-  {%- if plan.get('mor_view_inputs') is not none -%}
-    {{- return(plan['mor_view_inputs']) -}}
+{% macro _mj_mor_view_columns_key() -%}
+  {{- return('dbt_multijoin.mor.columns') -}}
+{%- endmacro %}
+
+
+{% macro _mj_mor_columns_digest(names) -%}
+  {#- The view's columns in a property: a run after one that changed the store's columns and
+      stopped before it replaced the view finds them differ, and replaces it. -#}
+  {{- return(local_md5(names | map('lower') | join(','))) -}}
+{%- endmacro %}
+
+
+{% macro _mj_mor_replace_view(view, shape, sql) -%}
+  {%- do dbt_multijoin._mj_exec('create or replace view ' ~ view ~ " tblproperties ('" ~ dbt_multijoin._mj_mor_view_inputs_key() ~ "' = '"
+      ~ shape['inputs'] | join(',') ~ "', '" ~ dbt_multijoin._mj_mor_view_null_key() ~ "' = '" ~ (shape['null_keyed_rows'] | string | lower)
+      ~ "', '" ~ dbt_multijoin._mj_mor_view_columns_key() ~ "' = '" ~ shape['columns'] ~ "') as\n" ~ sql) -%}
+{%- endmacro %}
+
+
+{% macro _mj_mor_base_rows_sql(store, columns) -%}
+  {#- The view of a store that holds no delta row: its base rows, `columns` (the model's). -#}
+  {{- return('select ' ~ columns ~ ' from ' ~ store ~ ' where dbt_multijoin_seq = 0') -}}
+{%- endmacro %}
+
+
+{% macro _mj_mor_create_view(view, spec, store, shape) -%}
+  {%- if shape['inputs'] == [] -%}
+    {%- set sql = dbt_multijoin._mj_mor_base_rows_sql(store, dbt_multijoin._mj_column_list(dbt_multijoin._mj_partial_update_columns(spec))) -%}
+  {%- else -%}
+    {%- set sql = dbt_multijoin._mj_mor_view_sql(spec, store, chosen=shape['inputs'], null_keyed_rows=shape['null_keyed_rows']) -%}
   {%- endif -%}
-  {%- set every = range(plan['spec']['inputs'] | length) | list -%}
+  {%- do dbt_multijoin._mj_mor_replace_view(view, shape, sql) -%}
+  {%- do dbt_multijoin._mj_mor_drop_parts(store) -%}
+{%- endmacro %}
+
+
+{% macro _mj_mor_view_shape(plan) -%}
+  {#- The view's shape now: as this run last set it, else as the view records it; every input and
+      the branch where it records none (a view an earlier release made, which `recorded` false
+      has the next set replace) or is missing. -#}
+  {%- if plan.get('mor_view_shape') is not none -%}
+    {{- return(plan['mor_view_shape']) -}}
+  {%- endif -%}
+  {%- set every = {'inputs': range(plan['spec']['inputs'] | length) | list, 'null_keyed_rows': true, 'columns': none, 'recorded': false} -%}
   {%- if load_cached_relation(plan['relation']) is none -%}
     {{- return(every) -}}
   {%- endif -%}
-  {%- set recorded = dbt_multijoin._mj_table_properties(plan['relation']).get(dbt_multijoin._mj_mor_view_inputs_key()) -%}
-  {%- if recorded is none -%}
+  {%- set properties = dbt_multijoin._mj_table_properties(plan['relation']) -%}
+  {%- set recorded = properties.get(dbt_multijoin._mj_mor_view_inputs_key()) -%}
+  {%- set null_keyed = properties.get(dbt_multijoin._mj_mor_view_null_key()) -%}
+  {%- set columns = properties.get(dbt_multijoin._mj_mor_view_columns_key()) -%}
+  {%- if recorded is none or null_keyed is none or columns is none -%}
     {{- return(every) -}}
   {%- endif -%}
-  {%- set chosen = [] -%}
+  {%- set inputs = [] -%}
   {%- for index in recorded.split(',') if index != '' -%}
-    {%- do chosen.append(index | int) -%}
+    {%- do inputs.append(index | int) -%}
   {%- endfor -%}
-  {{- return(chosen) -}}
+  {{- return({'inputs': inputs, 'null_keyed_rows': null_keyed == 'true', 'columns': columns, 'recorded': true}) -}}
 {%- endmacro %}
 
 
-{% macro _mj_mor_set_view_inputs(plan, chosen, why) -%}
-  {%- set chosen = chosen | unique | sort | list -%}
-  {%- if chosen != dbt_multijoin._mj_mor_view_inputs(plan) -%}
-    {%- do log("dbt_multijoin: " ~ model.name ~ ": the view takes the columns of input(s) [" ~ chosen | join(', ') ~ "] from delta rows (" ~ why ~ ")", info=True) -%}
-    {%- do dbt_multijoin._mj_mor_create_view(plan['relation'], plan['spec'], plan['store'], chosen) -%}
+{% macro _mj_mor_set_view_shape(plan, inputs, null_keyed_rows, why) -%}
+  {#- Replace the view where its shape changes. -#}
+  {%- set shape = {'inputs': inputs | unique | sort | list, 'null_keyed_rows': null_keyed_rows,
+      'columns': dbt_multijoin._mj_mor_columns_digest(dbt_multijoin._mj_partial_update_columns(plan['spec'])), 'recorded': true} -%}
+  {%- if shape != dbt_multijoin._mj_mor_view_shape(plan) -%}
+    {%- if shape['inputs'] == [] -%}
+      {%- do log("dbt_multijoin: " ~ model.name ~ ": the view reads the base rows alone (" ~ why ~ ")", info=True) -%}
+    {%- else -%}
+      {%- do log("dbt_multijoin: " ~ model.name ~ ": the view takes the columns of input(s) [" ~ shape['inputs'] | join(', ') ~ "] from delta rows, "
+          ~ ("with" if null_keyed_rows else "without") ~ " the branch of NULL-keyed rows (" ~ why ~ ")", info=True) -%}
+    {%- endif -%}
+    {%- do dbt_multijoin._mj_mor_create_view(plan['relation'], plan['spec'], plan['store'], shape) -%}
   {%- endif -%}
-  {%- do plan.update({'mor_view_inputs': chosen}) -%}
+  {%- do plan.update({'mor_view_shape': shape}) -%}
 {%- endmacro %}
 
 
-{% macro _mj_mor_widen_view(plan, indexes) -%}
-  {#- Before a refresh writes delta rows that touch the inputs `indexes`. -#}
-  {%- do plan.update({'mor_view_inputs': dbt_multijoin._mj_mor_view_inputs(plan)}) -%}
-  {%- do dbt_multijoin._mj_mor_set_view_inputs(plan, plan['mor_view_inputs'] + indexes, 'before this run writes its delta rows') -%}
+{% macro _mj_mor_widen_view(plan, indexes, null_keyed_rows) -%}
+  {#- Before a write to the store, after any change of its columns: delta rows that touch the
+      inputs `indexes`, and NULL-keyed rows or markers where `null_keyed_rows`. A view that
+      records no shape (an earlier release's) gives way to one that reads every part. -#}
+  {%- set shape = dbt_multijoin._mj_mor_view_shape(plan) -%}
+  {%- do plan.update({'mor_view_shape': shape}) -%}
+  {%- do dbt_multijoin._mj_mor_set_view_shape(plan, shape['inputs'] + indexes, shape['null_keyed_rows'] or null_keyed_rows, 'before this run writes the store') -%}
 {%- endmacro %}
 
 
 {% macro _mj_mor_narrow_view(plan, state) -%}
   {#- After the run's last write to the store (`state`: _mj_mor_store_state with the inputs). -#}
-  {%- do dbt_multijoin._mj_mor_set_view_inputs(plan, state['touched_inputs'], 'those the delta rows touch') -%}
+  {%- do dbt_multijoin._mj_mor_set_view_shape(plan, state['touched_inputs'], state['null_keyed_delta_rows'], 'what the store holds') -%}
 {%- endmacro %}
 
 
-{% macro _mj_mor_store_state(store, keys, whole=false, inputs=0, buckets=0) -%}
-  {#- What the store holds, in one query after a write: {delta_rows, highest_seq, null_keyed_rows
-      (whether a NULL-keyed row may be read: one an earlier generation replaced still counts, the
-      view's branch then finds nothing but is kept), new_key_rows (the delta rows of keys no base
+{% macro _mj_mor_store_state(store, whole=false, inputs=0, buckets=0) -%}
+  {#- What the store holds, in one query after a write: {delta_rows, highest_seq,
+      null_keyed_delta_rows (whether a delta row is NULL-keyed or a marker: the view then needs
+      its branch of NULL-keyed rows), new_key_rows (the delta rows of keys no base
       row has), base_rows (with `whole`; else none), touched_inputs (of the first `inputs` inputs,
       the indexes of those some delta row touches), bucket_delta_rows and bucket_new_key_rows (of
       the first `buckets` key buckets, per bucket, its delta rows and those of keys no base row
-      has)}. Without
-      `whole` the filter lets the formats' file statistics skip the base files that hold no NULL
-      key; the base rows are counted only after a build or a compaction, which wrote them. -#}
+      has)}. Without `whole` it reads the delta rows alone (the formats' file statistics skip the
+      base files by the filter); the base rows are counted only after a build or a compaction,
+      which wrote them. -#}
   {%- set touched = [] -%}
   {%- for index in range(inputs) -%}
     {%- do touched.append(', coalesce(max(dbt_multijoin_seq > 0 and ' ~ dbt_multijoin._mj_mor_touched(index) ~ '), false) as touched_' ~ index) -%}
@@ -193,17 +242,16 @@
   {%- set state = run_query(
       'select count_if(dbt_multijoin_seq > 0) as delta_rows, coalesce(max(dbt_multijoin_seq), 0) as highest_seq, '
       ~ 'count_if(dbt_multijoin_seq > 0 and not dbt_multijoin_in_base) as new_key_rows, '
-      ~ 'coalesce(max((dbt_multijoin_seq = 0 and (' ~ dbt_multijoin._mj_any_key_null(none, keys) ~ ')) '
-      ~ 'or (dbt_multijoin_seq > 0 and dbt_multijoin_null_group is not null and not coalesce(dbt_multijoin_null_marker, false))), false) as null_keyed_rows'
+      ~ 'coalesce(max(dbt_multijoin_seq > 0 and dbt_multijoin_null_group is not null), false) as null_keyed_delta_rows'
       ~ (', count_if(dbt_multijoin_seq = 0) as base_rows' if whole else '')
       ~ touched | join('')
-      ~ ' from ' ~ store ~ ('' if whole else ' where dbt_multijoin_seq > 0 or ' ~ dbt_multijoin._mj_any_key_null(none, keys)))[0] -%}
+      ~ ' from ' ~ store ~ ('' if whole else ' where dbt_multijoin_seq > 0'))[0] -%}
   {%- set touched_inputs = [] -%}
   {%- for index in range(inputs) if (state['touched_' ~ index] | string | lower) in ['true', '1'] -%}
     {%- do touched_inputs.append(index) -%}
   {%- endfor -%}
   {{- return({'delta_rows': state['delta_rows'] | int, 'highest_seq': state['highest_seq'] | int, 'new_key_rows': state['new_key_rows'] | int,
-      'null_keyed_rows': (state['null_keyed_rows'] | string | lower) in ['true', '1'],
+      'null_keyed_delta_rows': (state['null_keyed_delta_rows'] | string | lower) in ['true', '1'],
       'base_rows': state['base_rows'] | int if whole else none,
       'touched_inputs': touched_inputs,
       'bucket_delta_rows': dbt_multijoin._mj_mor_bucket_counts(state, 'bucket_delta_', buckets),
@@ -217,12 +265,6 @@
     {%- do counts.append(state[prefix ~ bucket] | int) -%}
   {%- endfor -%}
   {{- return(counts) -}}
-{%- endmacro %}
-
-
-{% macro _mj_mor_settle_parts(store, state) -%}
-  {#- After the run's last write to the store: the parts it holds now (`state`: _mj_mor_store_state). -#}
-  {%- do dbt_multijoin._mj_mor_set_parts(store, state['delta_rows'] > 0, state['null_keyed_rows']) -%}
 {%- endmacro %}
 
 
@@ -385,27 +427,28 @@
   {%- endfor -%}
   {%- set rows = 'select *, ' ~ control | join(', ') ~ ' from (\n' ~ sql ~ '\n) as model order by dbt_multijoin_bucket, ' ~ dbt_multijoin._mj_column_list(spec['keys']) -%}
   {%- set store_now = load_cached_relation(store) -%}
-  {%- if dbt_multijoin._mj_mor_parts_exist(store) -%}
-    {#- The view a reader reads until the new one replaces it may read the new store. -#}
-    {%- do dbt_multijoin._mj_mor_open_parts(store) -%}
-  {%- endif -%}
+  {#- The view a reader reads until the new one replaces it may read the new store, which holds
+      base rows alone: a view of this release reads them whatever its shape, and one of an earlier
+      release once its flags say every part. -#}
+  {%- do dbt_multijoin._mj_mor_open_parts(store) -%}
   {%- do dbt_multijoin._mj_build_full(store, store_now, rows, {'partitioned_by': ['dbt_multijoin_bucket'],
       'properties': dbt_multijoin._mj_mor_store_properties(config.get('file_format'), buckets)}) -%}
-  {%- set state = dbt_multijoin._mj_mor_store_state(store, spec['keys'], whole=true) -%}
-  {%- do dbt_multijoin._mj_mor_settle_parts(store, state) -%}
+  {%- set state = dbt_multijoin._mj_mor_store_state(store, whole=true) -%}
   {%- if existing_relation is not none and existing_relation.type != 'view' -%}
     {%- do log("dbt_multijoin: " ~ model.name ~ ": " ~ existing_relation ~ " becomes a view over " ~ store ~ " (layout merge_on_read)", info=True) -%}
     {%- do dbt_multijoin._mj_drop_own_table(existing_relation, existing_relation.is_delta) -%}
   {%- endif -%}
   {#- The store holds no delta row. -#}
-  {%- do dbt_multijoin._mj_mor_create_view(view, spec, store, []) -%}
-  {%- do plan.update({'mor_view_inputs': []}) -%}
+  {%- set shape = {'inputs': [], 'null_keyed_rows': false, 'recorded': true,
+      'columns': dbt_multijoin._mj_mor_columns_digest(dbt_multijoin._mj_partial_update_columns(spec))} -%}
+  {%- do dbt_multijoin._mj_mor_create_view(view, spec, store, shape) -%}
+  {%- do plan.update({'mor_view_shape': shape}) -%}
   {%- do adapter.cache_added(view.incorporate(type='view')) -%}
   {{- return(state['base_rows']) -}}
 {%- endmacro %}
 
 
-{% macro _mj_mor_view_sql(spec, store, broadcast=true, chosen=none, buckets=none) -%}
+{% macro _mj_mor_view_sql(spec, store, broadcast=true, chosen=none, buckets=none, null_keyed_rows=true) -%}
   {#- What readers see: the layout file's header says how. Without `broadcast`, the same rows with
       no hint on the join, which Spark then plans by the sizes it estimates (a shuffle of both
       sides): the compaction of more delta rows than a task should hold (_mj_mor_settle).
@@ -414,9 +457,12 @@
       is right while no delta row touches them (_mj_mor_widen_view and _mj_mor_narrow_view keep it
       so), and then readers pay neither their choice per row nor their delta columns in the
       broadcast. `buckets`: the rows of those key buckets alone (a compaction's step), each of its
-      reads of the store limited to their partitions; none, every row. -#}
+      reads of the store limited to their partitions; none, every row. `null_keyed_rows`: whether
+      the store may hold NULL-keyed delta rows (a refresh's NULL-keyed rows and markers, which
+      replace an input's earlier ones): then the NULL-keyed rows come from a branch that keeps
+      each input's latest generation; without, every NULL-keyed row is a base row and current,
+      and the keyed rows' scan reads them with the others (their key matches no delta row). -#}
   {%- set keys = spec['keys'] -%}
-  {%- set parts = dbt_multijoin._mj_mor_parts(store) -%}
   {%- set in_buckets = {} -%}
   {%- for alias in ['delta_row', 'b', none] -%}
     {%- do in_buckets.update({alias: '' if buckets is none else ' and ' ~ dbt_multijoin._mj_mor_bucket_filter(buckets, alias)}) -%}
@@ -443,31 +489,32 @@
   {%- for input in spec['inputs'] -%}
     {%- do input_of.append('when ' ~ input['presence_column'] ~ ' then ' ~ loop.index0) -%}
   {%- endfor -%}
+  {%- set null_keyed_branch = '\nunion all\n'
+    ~ '-- NULL-keyed rows, per input its latest generation: the delta rows of its latest marker, or\n'
+    ~ '-- its base rows (generation 0) while no marker replaced them; one scan of the store\n'
+    ~ 'select ' ~ columns ~ ' from (\n'
+    ~ '  select *, max(dbt_multijoin_seq) over (partition by dbt_multijoin_generation_of) as dbt_multijoin_latest from (\n'
+    ~ '    select *, if(dbt_multijoin_seq = 0, case ' ~ input_of | join(' ') ~ ' end, dbt_multijoin_null_group) as dbt_multijoin_generation_of\n'
+    ~ '    from ' ~ store ~ ' as stored\n'
+    ~ '    where ((dbt_multijoin_seq = 0 and (' ~ dbt_multijoin._mj_any_key_null(none, keys) ~ ')) or (dbt_multijoin_seq > 0 and dbt_multijoin_null_group is not null))' ~ in_buckets[none] ~ '\n'
+    ~ '  ) as null_keyed\n'
+    ~ ') as generations\n'
+    ~ 'where dbt_multijoin_seq = dbt_multijoin_latest and not coalesce(dbt_multijoin_null_marker, false)' -%}
   {#- The keyed rows in one scan of the store, not a scan for the base rows and another for the
       delta rows of new keys: a delta row of a key no base row has is its own match in the join,
       so the same columns give its own. A base row with no delta row is always held (a build and
       a compaction write only keys some input holds): the held test runs on the delta's keys. -#}
   {{- return(
     'with dbt_multijoin_delta as (\n'
-    ~ '  select delta_row.* from ' ~ store ~ ' as delta_row left semi join ' ~ parts ~ ' as parts on parts.dbt_multijoin_delta_rows\n'
+    ~ '  select delta_row.* from ' ~ store ~ ' as delta_row\n'
     ~ '  where delta_row.dbt_multijoin_seq > 0 and not (' ~ dbt_multijoin._mj_any_key_null('delta_row', keys) ~ ')' ~ in_buckets['delta_row'] ~ '\n)\n'
     ~ '-- per key, its base row, or the delta row of a key no base row has; per input the columns of\n'
     ~ '-- the key\'s delta row where that touched the input\n'
     ~ 'select ' ~ ('/*+ BROADCAST(d) */ ' if broadcast else '') ~ dbt_multijoin._mj_column_list(keys, 'b') ~ ', ' ~ merged | join(', ') ~ '\n'
     ~ 'from ' ~ store ~ ' as b left outer join dbt_multijoin_delta as d on ' ~ dbt_multijoin._mj_same_keys('b', 'd', keys) ~ '\n'
-    ~ 'where not (' ~ dbt_multijoin._mj_any_key_null('b', keys) ~ ') and (b.dbt_multijoin_seq = 0 or not b.dbt_multijoin_in_base)' ~ in_buckets['b'] ~ '\n'
-    ~ '  and (' ~ dbt_multijoin._mj_column_ref('d', keys[0]) ~ ' is null or ' ~ held_merged | join(' or ') ~ ')\n'
-    ~ 'union all\n'
-    ~ '-- NULL-keyed rows, per input its latest generation: the delta rows of its latest marker, or\n'
-    ~ '-- its base rows (generation 0) while no marker replaced them; one scan of the store\n'
-    ~ 'select ' ~ columns ~ ' from (\n'
-    ~ '  select *, max(dbt_multijoin_seq) over (partition by dbt_multijoin_generation_of) as dbt_multijoin_latest from (\n'
-    ~ '    select *, if(dbt_multijoin_seq = 0, case ' ~ input_of | join(' ') ~ ' end, dbt_multijoin_null_group) as dbt_multijoin_generation_of\n'
-    ~ '    from ' ~ store ~ ' as stored left semi join ' ~ parts ~ ' as parts on parts.dbt_multijoin_null_keyed_rows\n'
-    ~ '    where ((dbt_multijoin_seq = 0 and (' ~ dbt_multijoin._mj_any_key_null(none, keys) ~ ')) or (dbt_multijoin_seq > 0 and dbt_multijoin_null_group is not null))' ~ in_buckets[none] ~ '\n'
-    ~ '  ) as null_keyed\n'
-    ~ ') as generations\n'
-    ~ 'where dbt_multijoin_seq = dbt_multijoin_latest and not coalesce(dbt_multijoin_null_marker, false)'
+    ~ 'where ' ~ ('not (' ~ dbt_multijoin._mj_any_key_null('b', keys) ~ ') and ' if null_keyed_rows else '') ~ '(b.dbt_multijoin_seq = 0 or not b.dbt_multijoin_in_base)' ~ in_buckets['b'] ~ '\n'
+    ~ '  and (' ~ dbt_multijoin._mj_column_ref('d', keys[0]) ~ ' is null or ' ~ held_merged | join(' or ') ~ ')'
+    ~ (null_keyed_branch if null_keyed_rows else '')
   ) -}}
 {%- endmacro %}
 
@@ -752,7 +799,7 @@
   {%- set base_rows = (plan['recorded_properties'].get('dbt_multijoin.mor.base_rows', '0') | int) -%}
   {%- set inputs = plan['spec']['inputs'] | length -%}
   {%- set buckets = plan['recorded_properties'].get('dbt_multijoin.mor.buckets') -%}
-  {%- set state = dbt_multijoin._mj_mor_store_state(store, plan['keys'], inputs=inputs, buckets=(buckets or 0) | int) -%}
+  {%- set state = dbt_multijoin._mj_mor_store_state(store, inputs=inputs, buckets=(buckets or 0) | int) -%}
   {%- set share = dbt_multijoin._mj_mor_compaction_share() -%}
   {%- set max_rows = dbt_multijoin._mj_mor_compaction_max_delta_rows() -%}
   {%- set asked = dbt_multijoin._mj_mor_compaction_asked() -%}
@@ -762,7 +809,6 @@
   {%- set past_rows = state['delta_rows'] > max_rows -%}
   {%- if not (asked or past_share or past_rows) -%}
     {%- do log("dbt_multijoin: " ~ model.name ~ ": " ~ state['delta_rows'] ~ " delta rows beside " ~ base_rows ~ " base rows (compaction past " ~ share ~ " of them or past " ~ max_rows ~ " rows)", info=True) -%}
-    {%- do dbt_multijoin._mj_mor_settle_parts(store, state) -%}
     {%- do dbt_multijoin._mj_mor_narrow_view(plan, state) -%}
     {{- return(none) -}}
   {%- endif -%}
@@ -776,22 +822,22 @@
     {%- set step_buckets = dbt_multijoin._mj_mor_step(state, limit if past_share or past_rows else [limit, state['delta_rows']] | min) -%}
     {%- if step_buckets == [] -%}
       {%- do log("dbt_multijoin: " ~ model.name ~ ": no compaction step: " ~ state['delta_rows'] ~ " delta rows beside " ~ base_rows ~ " base rows", info=True) -%}
-      {%- do dbt_multijoin._mj_mor_settle_parts(store, state) -%}
       {%- do dbt_multijoin._mj_mor_narrow_view(plan, state) -%}
       {{- return(none) -}}
     {%- endif -%}
   {%- endif -%}
   {%- set why = 'asked: dbt_multijoin_compact' ~ ('=step' if asked == 'step' else '') if asked else ('past compaction_share ' ~ share if past_share else 'past compaction_max_delta_rows ' ~ max_rows) -%}
   {%- do log("dbt_multijoin: " ~ model.name ~ ": compacting " ~ state['delta_rows'] ~ " delta rows into " ~ base_rows ~ " base rows (" ~ why ~ ")", info=True) -%}
-  {%- set shuffled_rows = dbt_multijoin._mj_mor_view_sql(plan['spec'], store, broadcast=false) if shuffled else none -%}
+  {#- Both read what the store holds (`state`), as the view does. -#}
+  {%- set shuffled_rows = dbt_multijoin._mj_mor_view_sql(plan['spec'], store, broadcast=false, null_keyed_rows=state['null_keyed_delta_rows']) if shuffled else none -%}
   {%- set step = none -%}
   {%- if step_buckets is not none -%}
-    {%- set step = {'buckets': step_buckets, 'rows': dbt_multijoin._mj_mor_view_sql(plan['spec'], store, chosen=dbt_multijoin._mj_mor_view_inputs(plan), buckets=step_buckets)} -%}
+    {%- set step = {'buckets': step_buckets, 'rows': dbt_multijoin._mj_mor_view_sql(plan['spec'], store, chosen=state['touched_inputs'], buckets=step_buckets,
+        null_keyed_rows=state['null_keyed_delta_rows'])} -%}
   {%- endif -%}
   {%- set unranged = dbt_multijoin._mj_mor_compact(model.name, store, plan['relation'], plan['keys'], state, base_rows,
       unranged_rows, share, shuffled_rows, step, buckets) -%}
-  {%- set state = dbt_multijoin._mj_mor_store_state(store, plan['keys'], whole=true, inputs=inputs) -%}
-  {%- do dbt_multijoin._mj_mor_settle_parts(store, state) -%}
+  {%- set state = dbt_multijoin._mj_mor_store_state(store, whole=true, inputs=inputs) -%}
   {%- do dbt_multijoin._mj_mor_narrow_view(plan, state) -%}
   {{- return({'base_rows': state['base_rows'], 'unranged_rows': unranged}) -}}
 {%- endmacro %}

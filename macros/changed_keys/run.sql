@@ -57,21 +57,18 @@
     {%- endif -%}
     {{- return(operator) -}}
   {%- endif -%}
-  {%- if plan['layout'] == 'merge_on_read' -%}
-    {#- Before the store changes, the view reads every part of it, and the columns of every input
-        the run changes from delta rows (merge_on_read.sql). -#}
-    {%- do dbt_multijoin._mj_mor_open_parts(plan['store']) -%}
-    {%- do dbt_multijoin._mj_mor_widen_view(plan, dbt_multijoin._mj_changed_indexes(dbt_multijoin._mj_read_inputs(plan))) -%}
-  {%- endif -%}
   {%- if plan['schema_change'] -%}
     {#- Recorded before the columns change, so that a run that stops between here and the marks
         makes the next one read those inputs in full again. -#}
     {%- do dbt_multijoin._mj_record_refill(plan, plan['store']) -%}
     {%- do dbt_multijoin._mj_apply_schema_change(plan['store'], plan['schema_change']) -%}
-    {%- if plan['layout'] == 'merge_on_read' -%}
-      {#- The view names the model's columns: it follows the store's. -#}
-      {%- do dbt_multijoin._mj_mor_create_view(relation, plan['spec'], plan['store'], dbt_multijoin._mj_mor_view_inputs(plan)) -%}
-    {%- endif -%}
+  {%- endif -%}
+  {%- if plan['layout'] == 'merge_on_read' -%}
+    {#- Before the store's rows change, the view reads every part the run writes: the columns of
+        every input it changes from delta rows, and NULL-keyed rows if it writes them; and the
+        model's columns, after a change of the store's (merge_on_read.sql). -#}
+    {%- do dbt_multijoin._mj_mor_widen_view(plan, dbt_multijoin._mj_changed_indexes(dbt_multijoin._mj_read_inputs(plan)),
+        (changes['null_rows_inputs'] or []) | length > 0) -%}
   {%- endif -%}
   {%- if plan['layout'] == 'merge_on_read' -%}
     {%- set seq = (plan['recorded_properties'].get('dbt_multijoin.mor.seq', '0') | int) + 1 -%}
