@@ -111,8 +111,8 @@
 
 
 {#- The view's shape (the header says what it is for): {inputs: the indexes of the inputs whose
-    columns it takes from delta rows, none of them when the store holds no delta row (the view is
-    then the base rows alone); null_keyed_rows: whether it has the branch of NULL-keyed rows;
+    columns it takes from delta rows; null_keyed_rows: whether it has the branch of NULL-keyed rows
+    (with neither, the store holds no delta row and the view is the base rows alone);
     columns: a digest of the model's columns it names, _mj_mor_columns_digest}. At least every
     input some delta row of the store touches, and the branch while a delta row is NULL-keyed or
     a marker, so that a reader never misses a row; the model's columns as the store has them. -#}
@@ -152,7 +152,9 @@
 
 
 {% macro _mj_mor_create_view(view, spec, store, shape) -%}
-  {%- if shape['inputs'] == [] -%}
+  {#- The base rows alone only where the store holds no delta row: one that touches no input is a
+      marker, which the branch of NULL-keyed rows must apply. -#}
+  {%- if shape['inputs'] == [] and not shape['null_keyed_rows'] -%}
     {%- set sql = dbt_multijoin._mj_mor_base_rows_sql(store, dbt_multijoin._mj_column_list(dbt_multijoin._mj_partial_update_columns(spec))) -%}
   {%- else -%}
     {%- set sql = dbt_multijoin._mj_mor_view_sql(spec, store, chosen=shape['inputs'], null_keyed_rows=shape['null_keyed_rows']) -%}
@@ -193,7 +195,7 @@
   {%- set shape = {'inputs': inputs | unique | sort | list, 'null_keyed_rows': null_keyed_rows,
       'columns': dbt_multijoin._mj_mor_columns_digest(dbt_multijoin._mj_partial_update_columns(plan['spec'])), 'recorded': true} -%}
   {%- if shape != dbt_multijoin._mj_mor_view_shape(plan) -%}
-    {%- if shape['inputs'] == [] -%}
+    {%- if shape['inputs'] == [] and not null_keyed_rows -%}
       {%- do log("dbt_multijoin: " ~ model.name ~ ": the view reads the base rows alone (" ~ why ~ ")", info=True) -%}
     {%- else -%}
       {%- do log("dbt_multijoin: " ~ model.name ~ ": the view takes the columns of input(s) [" ~ shape['inputs'] | join(', ') ~ "] from delta rows, "
