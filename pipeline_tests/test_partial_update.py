@@ -17,15 +17,19 @@ from hypothesis import strategies as st
 from testkit.properties import PIPELINE_EXAMPLES, PIPELINE_SETTINGS
 from testkit.input_changes import BATCHES, FIRST_MERGE_FILTER, INPUTS, ONLY_THE_CLOCK, TIES_AT_THE_MARK, Inputs, assert_merge_filter, full_rebuild, merge_filter, model_sql, nth_merge_filter
 
-# An update of b's NULL-keyed row alone (b's fourth row; its key stays NULL): the run reads b's
-# change feed only, and no changed row has a key (a run that read only change feeds and found no
-# keyed row once failed, and so did every run after it). Then a key moved away from b and deleted
-# there while a and c still hold it, a key only b held deleted (its row must go), and a change of
-# every input on one key in one run. Pinned with the ties at the mark after it, as one sequence of
-# runs (one project and full build fewer per CI run): nothing of the clock moves on in between, so
-# the ties still tie the mark.
-ONLY_A_NULL_KEY_OF_A_FEED = [[("move", "b", 3, None)]]
-KEY_LEAVES_ONE_INPUT = [[("move", "b", 0, 5), ("delete", "b", 1, None)], [("insert", "a", 2, 8), ("update", "b", 1, 4), ("insert", "c", 2, 9)]]
+# A delete of b's NULL-keyed row alone (b's fourth row, its only one): the run reads b's change feed
+# only and no changed row has a key (a run that read only change feeds and found no keyed row once
+# failed, and so did every run after it), and it leaves the merge-on-read store a marker (b's
+# NULL-keyed rows replaced, by none) as its only delta row: the view must still apply it, or
+# readers see the row the marker replaced (a view of the base rows alone once did). Then a key
+# moved away from b and deleted there while a and c still hold it, a key only b held deleted (its
+# row must go), and a new NULL-keyed row of b's beside them; then a change of every input on one
+# key in one run. Pinned with the ties at the mark after it, as one sequence of runs (one project
+# and full build fewer per CI run): nothing of the clock moves on in between, so the ties still
+# tie the mark.
+ONLY_A_NULL_KEY_OF_A_FEED = [[("delete", "b", 3, None)]]
+KEY_LEAVES_ONE_INPUT = [[("move", "b", 0, 5), ("delete", "b", 1, None), ("insert", "b", None, 6)],
+                        [("insert", "a", 2, 8), ("update", "b", 1, 4), ("insert", "c", 2, 9)]]
 
 
 # Both layouts over the same inputs, refreshed by the same runs. The merge-on-read model compacts
@@ -55,12 +59,12 @@ def scratch_objects(project) -> list[str]:
     return tables + views
 
 
-def assert_view_shape_is_the_stores(project) -> str:
+def assert_view_shape_is_the_stores(project) -> tuple[str, bool]:
     """After a run, the merge-on-read view's shape is exactly what the store holds (what it
     records; the rows it gives are checked against the rebuild): it takes from delta rows the
     columns of the inputs some delta row touches, and has the branch of NULL-keyed rows while a
     delta row is NULL-keyed or a marker; none it could miss, none a reader pays for in vain.
-    Returns the inputs, comma-separated."""
+    Returns the inputs, comma-separated, and whether it has the branch."""
     spark, store = project.spark, project.table("wide_mor__dbt_mj_store")
     recorded = {row.key: row.value for row in spark.sql(f"show tblproperties {project.table('wide_mor')}").collect()}
     flags = [c for c in spark.table(store).columns if c.startswith("dbt_multijoin_touched_")]
@@ -73,7 +77,7 @@ def assert_view_shape_is_the_stores(project) -> str:
     view_text = spark.sql(f"show create table {project.table('wide_mor')}").first()[0]
     # A marker touches no input's columns: the view then keeps the join and the branch.
     assert ("union all" in view_text) == row[-1] and ("left outer join" in view_text) == (bool(touched) or row[-1]), view_text
-    return touched
+    return touched, row[-1]
 
 
 def run_log(project) -> str:
@@ -93,7 +97,7 @@ def test_partial_update_equals_full_rebuild(spark, table_format, tmp_path_factor
     for name, layout in LAYOUTS.items():
         project.model(name, model_sql(one_row_per_key=True, layout=layout, **(MOR_COMPACTION if layout else {})))
     assert_equals_full_rebuild(project, project.dbt("run"))
-    widened_runs, touched_after_a_run, steps = 0, False, 0
+    widened_runs, touched_after_a_run, steps, markers_alone = 0, False, 0, False
     for run_index, batch in enumerate(batches):
         writes = inputs.writes
         for op in batch:
@@ -107,7 +111,10 @@ def test_partial_update_equals_full_rebuild(spark, table_format, tmp_path_factor
         assert_merge_filter(run.output, kind, inputs.writes > writes)
         assert ("wide_mor: compacting" in run.output) >= compact, run.output
         steps += "wide_mor: the compaction folds the delta rows of key bucket(s)" in run.output
-        touched_after_a_run |= bool(assert_view_shape_is_the_stores(project))
+        touched, null_keyed_branch = assert_view_shape_is_the_stores(project)
+        touched_after_a_run |= bool(touched)
+        # A NULL-keyed delta row touches its input: a branch with no input is markers alone.
+        markers_alone |= null_keyed_branch and not touched
         if "(before this run writes the store)" in run.output:
             widened_runs += 1
             # Widened before the delta rows are written: a reader between the two writes must not
@@ -121,6 +128,8 @@ def test_partial_update_equals_full_rebuild(spark, table_format, tmp_path_factor
     assert widened_runs > 0 or not touched_after_a_run
     # The pinned runs pass the bound with delta rows in more than one bucket: some run folds a step.
     assert steps > 0 or batches != PINNED
+    # And some run left markers as the store's only delta rows.
+    assert markers_alone or batches != PINNED
     properties = project.properties("wide")
     # The table still records the operator its full build used; the refreshes joined nothing.
     assert properties["dbt_multijoin.operator"] == "MultiJoin"
@@ -137,7 +146,7 @@ def test_partial_update_equals_full_rebuild(spark, table_format, tmp_path_factor
     assert spark.sql(f"select count(*) from {store} where dbt_multijoin_seq > 0").first()[0] == 0
     assert project.rows("wide_mor") == before
     # It leaves the view the base rows' scan, with no join and no branch.
-    assert assert_view_shape_is_the_stores(project) == ""
+    assert assert_view_shape_is_the_stores(project) == ("", False)
 
 
 def test_a_run_that_fails_keeps_the_table_and_its_marks(project, table_format):
