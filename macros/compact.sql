@@ -34,8 +34,9 @@
     {%- do confs.append(conf) -%}
     {%- do dbt_multijoin._mj_exec(dbt_multijoin._mj_set_sql(conf['key'], conf['value'])) -%}
   {%- endfor -%}
+  {%- set columns = adapter.get_columns_in_relation(view) | map(attribute='name') | list -%}
   {%- set unranged = dbt_multijoin._mj_mor_compact(model_name, store, view, keys, before, properties.get('dbt_multijoin.mor.base_rows', '0') | int,
-      dbt_multijoin._mj_mor_unranged_rows(properties), share, buckets=properties.get('dbt_multijoin.mor.buckets')) -%}
+      dbt_multijoin._mj_mor_unranged_rows(properties), share, buckets=properties.get('dbt_multijoin.mor.buckets'), model_columns=columns) -%}
   {%- for conf in confs -%}
     {%- do dbt_multijoin._mj_exec(dbt_multijoin._mj_reset_sql(conf['key'])) -%}
   {%- endfor -%}
@@ -43,10 +44,7 @@
   {#- With no delta row left, the view reads the base rows alone (the view of every other shape
       needs the model's inputs, which this operation does not render: a run narrows it). -#}
   {%- if after['delta_rows'] == 0 -%}
-    {%- set columns = adapter.get_columns_in_relation(view) | map(attribute='name') | list -%}
-    {%- do dbt_multijoin._mj_mor_replace_view(view, {'inputs': [], 'null_keyed_rows': false, 'columns': dbt_multijoin._mj_mor_columns_digest(columns)},
-        dbt_multijoin._mj_mor_base_rows_sql(store, dbt_multijoin._mj_column_list(columns))) -%}
-    {%- do dbt_multijoin._mj_mor_drop_parts(store) -%}
+    {%- do dbt_multijoin._mj_mor_create_base_rows_view(view, store, columns) -%}
   {%- endif -%}
   {%- do dbt_multijoin._mj_exec('alter table ' ~ store ~ " set tblproperties ('dbt_multijoin.mor.base_rows' = '" ~ after['base_rows']
       ~ "', 'dbt_multijoin.mor.unranged_rows' = '" ~ unranged ~ "')") -%}

@@ -145,9 +145,13 @@
 {%- endmacro %}
 
 
-{% macro _mj_mor_base_rows_sql(store, columns) -%}
-  {#- The view of a store that holds no delta row: its base rows, `columns` (the model's). -#}
-  {{- return('select ' ~ columns ~ ' from ' ~ store ~ ' where dbt_multijoin_seq = 0') -}}
+{% macro _mj_mor_create_base_rows_view(view, store, columns) -%}
+  {#- The view of a store that holds no delta row (after a full build or a whole compaction): its
+      base rows, `columns` (the model's names). Returns its shape. -#}
+  {%- set shape = {'inputs': [], 'null_keyed_rows': false, 'columns': dbt_multijoin._mj_mor_columns_digest(columns), 'recorded': true} -%}
+  {%- do dbt_multijoin._mj_mor_replace_view(view, shape, 'select ' ~ dbt_multijoin._mj_column_list(columns) ~ ' from ' ~ store ~ ' where dbt_multijoin_seq = 0') -%}
+  {%- do dbt_multijoin._mj_mor_drop_parts(store) -%}
+  {{- return(shape) -}}
 {%- endmacro %}
 
 
@@ -155,12 +159,11 @@
   {#- The base rows alone only where the store holds no delta row: one that touches no input is a
       marker, which the branch of NULL-keyed rows must apply. -#}
   {%- if shape['inputs'] == [] and not shape['null_keyed_rows'] -%}
-    {%- set sql = dbt_multijoin._mj_mor_base_rows_sql(store, dbt_multijoin._mj_column_list(dbt_multijoin._mj_partial_update_columns(spec))) -%}
+    {%- do dbt_multijoin._mj_mor_create_base_rows_view(view, store, dbt_multijoin._mj_partial_update_columns(spec)) -%}
   {%- else -%}
-    {%- set sql = dbt_multijoin._mj_mor_view_sql(spec, store, chosen=shape['inputs'], null_keyed_rows=shape['null_keyed_rows']) -%}
+    {%- do dbt_multijoin._mj_mor_replace_view(view, shape, dbt_multijoin._mj_mor_view_sql(spec, store, chosen=shape['inputs'], null_keyed_rows=shape['null_keyed_rows'])) -%}
+    {%- do dbt_multijoin._mj_mor_drop_parts(store) -%}
   {%- endif -%}
-  {%- do dbt_multijoin._mj_mor_replace_view(view, shape, sql) -%}
-  {%- do dbt_multijoin._mj_mor_drop_parts(store) -%}
 {%- endmacro %}
 
 
@@ -441,10 +444,7 @@
     {%- do dbt_multijoin._mj_drop_own_table(existing_relation, existing_relation.is_delta) -%}
   {%- endif -%}
   {#- The store holds no delta row. -#}
-  {%- set shape = {'inputs': [], 'null_keyed_rows': false, 'recorded': true,
-      'columns': dbt_multijoin._mj_mor_columns_digest(dbt_multijoin._mj_partial_update_columns(spec))} -%}
-  {%- do dbt_multijoin._mj_mor_create_view(view, spec, store, shape) -%}
-  {%- do plan.update({'mor_view_shape': shape}) -%}
+  {%- do plan.update({'mor_view_shape': dbt_multijoin._mj_mor_create_base_rows_view(view, store, dbt_multijoin._mj_partial_update_columns(spec))}) -%}
   {%- do adapter.cache_added(view.incorporate(type='view')) -%}
   {{- return(state['base_rows']) -}}
 {%- endmacro %}
@@ -674,7 +674,7 @@
 {%- endmacro %}
 
 
-{% macro _mj_mor_compact(name, store, view, keys, state, base_rows, unranged_rows, share, shuffled_rows=none, step=none, buckets=none) -%}
+{% macro _mj_mor_compact(name, store, view, keys, state, base_rows, unranged_rows, share, shuffled_rows=none, step=none, buckets=none, model_columns=none) -%}
   {#- Fold the delta rows into base rows, in one statement and one commit (statement
       'dbt_multijoin_compact'): the view's rows, written as base rows (`dbt_multijoin_seq` 0),
       replace every store row up to the highest sequence there now (`state`:
@@ -707,7 +707,8 @@
       ranges: it replaces their partitions' rows up to the highest sequence, from the view's rows
       of those buckets. The other buckets' rows stay as they are, delta rows included.
       `buckets`: the store's count of key buckets, as it records it (none: a store an earlier
-      release wrote, with no bucket column).
+      release wrote, with no bucket column). `model_columns`: the view's column names, where the
+      caller has described it.
       Returns the rows outside a file's range after it. -#}
   {%- if state['highest_seq'] == 0 -%}
     {{- return(unranged_rows) -}}
@@ -722,7 +723,7 @@
   {%- set unranged = unranged_rows + new_key_rows -%}
   {%- set resort_rows = dbt_multijoin._mj_mor_resort_rows(share, base_rows) -%}
   {%- set keep_ranges = shuffled_rows is none and (step is not none or unranged <= resort_rows) -%}
-  {%- set model_columns = adapter.get_columns_in_relation(view) | map(attribute='name') | list -%}
+  {%- set model_columns = model_columns or adapter.get_columns_in_relation(view) | map(attribute='name') | list -%}
   {%- set items = [] -%}
   {%- for column in adapter.get_columns_in_relation(store) -%}
     {%- if column.name in model_columns -%}
