@@ -155,10 +155,15 @@
 {%- endmacro %}
 
 
+{% macro _mj_mor_reads_base_rows_alone(shape) -%}
+  {#- Whether a view of `shape` is the base rows alone: only where the store holds no delta row. A
+      delta row that touches no input is a marker, which the branch of NULL-keyed rows must apply. -#}
+  {{- return(shape['inputs'] == [] and not shape['null_keyed_rows']) -}}
+{%- endmacro %}
+
+
 {% macro _mj_mor_create_view(view, spec, store, shape) -%}
-  {#- The base rows alone only where the store holds no delta row: one that touches no input is a
-      marker, which the branch of NULL-keyed rows must apply. -#}
-  {%- if shape['inputs'] == [] and not shape['null_keyed_rows'] -%}
+  {%- if dbt_multijoin._mj_mor_reads_base_rows_alone(shape) -%}
     {%- do dbt_multijoin._mj_mor_create_base_rows_view(view, store, dbt_multijoin._mj_partial_update_columns(spec)) -%}
   {%- else -%}
     {%- do dbt_multijoin._mj_mor_replace_view(view, shape, dbt_multijoin._mj_mor_view_sql(spec, store, chosen=shape['inputs'], null_keyed_rows=shape['null_keyed_rows'])) -%}
@@ -198,7 +203,7 @@
   {%- set shape = {'inputs': inputs | unique | sort | list, 'null_keyed_rows': null_keyed_rows,
       'columns': dbt_multijoin._mj_mor_columns_digest(dbt_multijoin._mj_partial_update_columns(plan['spec'])), 'recorded': true} -%}
   {%- if shape != dbt_multijoin._mj_mor_view_shape(plan) -%}
-    {%- if shape['inputs'] == [] and not null_keyed_rows -%}
+    {%- if dbt_multijoin._mj_mor_reads_base_rows_alone(shape) -%}
       {%- do log("dbt_multijoin: " ~ model.name ~ ": the view reads the base rows alone (" ~ why ~ ")", info=True) -%}
     {%- else -%}
       {%- do log("dbt_multijoin: " ~ model.name ~ ": the view takes the columns of input(s) [" ~ shape['inputs'] | join(', ') ~ "] from delta rows, "
