@@ -13,7 +13,7 @@ Queries, all with the benchmark's fingerprint of every column:
   the store as it was then;
 - base rows: the base rows alone (`dbt_multijoin_seq = 0`) of that store: the view without its
   delta rows, to tell the store's scan from the delta join.
-(With Delta's data skipping off, `spark.databricks.delta.stats.skipping`, Delta 3.3 refuses to plan
+(With Delta's data skipping off, `spark.databricks.delta.stats.skipping`, Delta (the runtime of the Spark 3.5 line) refuses to plan
 the view: "Cannot work with a non-pinned table snapshot of the TahoeFileIndex".)"""
 import json, re, statistics, sys, time
 from pathlib import Path
