@@ -31,16 +31,22 @@ day the row was written, `ds` date), each input keeping about half of a universe
 With --layout merge_on_read, `wide` is in that layout (a view over base and delta rows; its full
 rebuild `wide_rebuild` stays a table): after each change day a reader's full scan of the view is
 timed against the same scan of the rebuilt table, with the delta rows' share then; after the last,
-a compaction's step as a run folds one when due (a `dbt run` with `dbt_multijoin_compact: step`),
+one more day of t1 alone fills the delta rows to just under the share at which a run compacts
+(THRESHOLD_FILL of the default compaction_share), timed as a change day, its reader's scans the
+most a reader pays for the delta; then a compaction's step as a run folds one when due (a `dbt run` with `dbt_multijoin_compact: step`),
 then a compaction on demand of what is left (`dbt run-operation dbt_multijoin.compact`) are timed,
 and what readers see must not change. Beside it, the same model in the default layout (`wide_table_layout`, a table
 whose refresh MERGEs the changes into it) is built and refreshed on the same days, each refresh
 timed after `wide`'s and its rows checked against the rebuild: today's refresh, which the
 compaction (the same rewrite of every file, done once for many refreshes) is compared with.
 
+With --table-format delta,iceberg, each format runs in a process of its own, one after the other
+(each format's runtime goes on its JVM's class path), into <results>/<format>/, and
+<results>/results.md reports them side by side.
+
 Every refresh, of the history or timed, must log that it took the partial-update path
 ("partial update" in the dbt log, macros/changed_keys/plan.sql); the run fails otherwise.
-Bytes read and shuffled are summed over the stages each `dbt run` ran (Spark's status store,
+Bytes read, shuffled and written are summed over the stages each `dbt run` ran (Spark's status store,
 benchmarks/stages.py). Writes results.json and results.md (targets, tables, notes generated from
 the results) to benchmarks/results/<name>/ (--out DIR for any other place).
 
@@ -50,6 +56,7 @@ the results) to benchmarks/results/<name>/ (--out DIR for any other place).
     .venv/bin/python -m benchmarks.partial_update --rows 500k,4m --k 4 --days 1 --shapes one_input --changed-rows 20k --reps 1 --row-tracking --name partial-update-one-shot-delta-row-tracking   # the same, the ds inputs with row tracking
     .venv/bin/python -m benchmarks.partial_update --rows 500k,4m --k 4 --days 3 --shapes one_input,late_rows --changed-rows 20k --reps 1 --name partial-update-late-rows-delta   # late rows at the mark appended to one input, beside as many updated
     .venv/bin/python -m benchmarks.partial_update --rows 2m,4m --days 5 --layout merge_on_read --table-format iceberg --reps 2 --name partial-update-mor-iceberg
+    .venv/bin/python -m benchmarks.partial_update --rows 2m,4m,8m,16m --table-format delta,iceberg --layout merge_on_read --shapes one_input,same_rows --reps 1 --no-daily-refresh   # both formats, both layouts, 1% and 20,000 rows of one input
     .venv/bin/python -m benchmarks.partial_update --rows 50k --days 5 --reps 1 --out /tmp/pu-check   # a check
 """
 
@@ -57,10 +64,12 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import re
 import shlex
 import shutil
 import statistics
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -93,6 +102,9 @@ SHAPES = {
     # the appended files once (no read of the older version), where one_input's refresh compares
     # the mark's day in both versions.
     "late_rows": "only t1 (read through ds) changes: changed x rows new keys appended with the mark's ds",
+    # As one_input, with as many rows changed at every size (--same-rows): what a refresh that
+    # costs the change, not the table, must take about as long for at every size.
+    "same_rows": "only t1 (read through ds) changes: it updates --same-rows of its keys, as many at every size",
 }
 STANDARD_DAY = "all_inputs"
 # The shapes a run measures unless --shapes names others (late_rows on demand: a Delta input's
@@ -123,6 +135,12 @@ SCALING = Target("refresh at 16M ÷ refresh at 2M <= 1.5", "<=", 1.5)
 SCALING_MERGE_ON_READ = Target("refresh at 16M ÷ refresh at 2M <= 1.2", "<=", 1.2)
 # A compaction rewrites every file, as today's refresh (the default layout's MERGE) does each day.
 COMPACTION = Target("compaction ÷ the default layout's refresh at 16M <= 1", "<=", 1.0)
+# A reader of the merge-on-read view pays for the join of the delta rows, most with as many as the
+# store holds before a run compacts them: measured once the delta is just under that share.
+READER = Target("a reader's warm full scan, view ÷ the rebuilt table, delta at the threshold <= 1.25", "<=", 1.25)
+# The default compaction_share (macros/changed_keys/merge_on_read.sql), which the benchmark's model
+# leaves as it is; the threshold day fills the delta to THRESHOLD_FILL of it, short of a compaction.
+COMPACTION_SHARE, THRESHOLD_FILL = 0.03, 0.9
 TARGET_LARGE, TARGET_SMALL = 16_000_000, 2_000_000
 
 
@@ -162,6 +180,8 @@ class Inputs:
     # Delta: the inputs read through `ds` track their rows (delta.enableRowTracking), so that a
     # refresh tells their rows at the mark apart by row tracking, not by the compare.
     row_tracking: bool = False
+    # The rows a same_rows day updates.
+    same_rows: int = 20_000
 
     def table(self, i: int) -> str:
         return f"{self.schema}.t{i}"
@@ -209,19 +229,23 @@ class Inputs:
         """The rows a late_rows day appends to t1."""
         return max(1, round(self.changed * self.rows))
 
-    def _batch(self, i: int, day: int, shape: str) -> str | None:
-        """Input i's rows of `day` in `shape`, or None when it does not change that day."""
+    def _batch(self, i: int, day: int, shape: str, rows: int | None = None) -> str | None:
+        """Input i's rows of `day` in `shape`, or None when it does not change that day; `rows`:
+        about as many rows of a one_input day, instead of `changed` of the keys."""
         if shape == "late_rows":
             if i != 1:
                 return None
             late_ids = self.late_rows()
             first_late = 2 * self.rows + day * late_ids
             return f"select {self._columns(i, day - 1)} from range({first_late}, {first_late + late_ids})"
-        if shape == "one_input":
+        if shape in ("one_input", "same_rows"):
             if i != 1:
                 return None
+            # t1 holds about `rows` of the universe's ids: one in `every` of them.
+            wanted = self.same_rows if shape == "same_rows" else rows
+            every = round(1 / self.changed) if wanted is None else max(1, round(self.rows / wanted))
             return (f"select {self._columns(i, day)} from range({2 * self.rows}) "
-                    f"where {self._held(i)} and pmod(xxhash64(id, {i}, {day}), {round(1 / self.changed)}) = 0")
+                    f"where {self._held(i)} and pmod(xxhash64(id, {i}, {day}), {every}) = 0")
         # all_inputs: updates of changed / (2k) of the input's keys, and its share of the day's
         # new ids (changed x rows / 2 of them, after the universe and the earlier days' new ids).
         new_ids = max(1, round(self.changed * self.rows / 2))
@@ -231,12 +255,12 @@ class Inputs:
                 f"union all select {self._columns(i, day)} from range({first_new}, {first_new + new_ids}) "
                 f"where pmod(xxhash64(id), {self.k}) = {i - 1}")
 
-    def apply_day(self, day: int, shape: str) -> dict[str, int]:
+    def apply_day(self, day: int, shape: str, rows: int | None = None) -> dict[str, int]:
         """One MERGE per input that changes on `day` (its day's rows: updates and new keys), or
-        for late_rows one append; returns the rows written per input."""
+        for late_rows one append; returns the rows written per input. `rows`: _batch's."""
         written = {}
         for i in range(1, self.k + 1):
-            batch = self._batch(i, day, shape)
+            batch = self._batch(i, day, shape, rows)
             if batch is None:
                 continue
             if shape == "late_rows":
@@ -494,7 +518,8 @@ def measure_size(spark, args, rows: int, directory: Path) -> dict:
     from testkit.dbt import PipelineProject
 
     project = PipelineProject.create(spark, directory, args.table_format)
-    inputs = Inputs(spark, project.schema, args.table_format, rows, args.k, changed_fraction(args, rows), args.row_tracking)
+    inputs = Inputs(spark, project.schema, args.table_format, rows, args.k, changed_fraction(args, rows), args.row_tracking,
+                    args.same_rows)
     started = time.perf_counter()
     inputs.create()
     project.sources(*[f"t{i}" for i in range(1, args.k + 1)])
@@ -545,38 +570,19 @@ def measure_size(spark, args, rows: int, directory: Path) -> dict:
                 require_partial_update(between, f"{rows_label(rows)} day {day} ({STANDARD_DAY}, untimed)")
                 refresh_beside(spark, project, beside, f"{rows_label(rows)} day {day} ({STANDARD_DAY}, untimed)")
                 size["between"].append({"day": day, **_brief(between)})
-            tie_rows = inputs.tie_rows(written)
             day += 1
-            written = inputs.apply_day(day, shape)
-            refresh = dbt_run(spark, project, "wide")
-            require_partial_update(refresh, f"{rows_label(rows)} day {day} ({shape})")
-            refreshed_beside = refresh_beside(spark, project, beside, f"{rows_label(rows)} day {day} ({shape})")
-            rebuild = dbt_run(spark, project, "wide_rebuild", "--full-refresh")
-            (refreshed, scan), (rebuilt, table_scan) = (timed_fingerprint(spark, project.table(t)) for t in ("wide", "wide_rebuild"))
-            if refreshed != rebuilt:
-                raise RuntimeError(f"{rows_label(rows)} day {day} ({shape}): the refreshed table is not the full rebuild: "
-                                   f"rows and hash sums {refreshed} against {rebuilt}")
-            for name in beside:
-                if (found := fingerprint(spark, project.table(name))) != rebuilt:
-                    raise RuntimeError(f"{rows_label(rows)} day {day} ({shape}): {name} is not the full rebuild: "
-                                       f"rows and hash sums {found} against {rebuilt}")
-            # After the first scans above, which warm both.
-            warm = (warm_scans(spark, project.table("wide"), project.table("wide_rebuild"))
-                    if args.layout == "merge_on_read" else {"reader_scan_warm_seconds": None, "table_scan_warm_seconds": None})
-            size["shapes"][shape].append({"day": day, "rows_written": sum(written.values()), "tie_rows": tie_rows,
-                                          "refresh": _brief(refresh), "rebuild": _brief(rebuild), **refreshed_beside,
-                                          "equals_rebuild": True, "rows": refreshed[0],
-                                          "reader_scan_seconds": scan, "table_scan_seconds": table_scan,
-                                          **warm,
-                                          "compacted": any(": compacting" in line for line in refresh["log"]),
-                                          "delta_share": delta_share(spark, project, args.layout)})
-            log(f"{rows_label(rows)} rep {rep + 1} {shape}: refresh {refresh['seconds']:.1f} s "
-                f"({refresh['changed_keys']:,} changed keys, read {refresh['input_bytes'] / MIB:.1f} MiB, "
-                f"shuffled {refresh['shuffle_write_bytes'] / MIB:.1f} MiB), full rebuild {rebuild['seconds']:.1f} s "
-                f"(read {rebuild['input_bytes'] / MIB:.1f} MiB, shuffled {rebuild['shuffle_write_bytes'] / MIB:.1f} MiB); "
-                f"equal rows: {refreshed[0]:,}")
+            measured, written = change_day(spark, args, project, inputs, day, shape, written, beside)
+            size["shapes"][shape].append(measured)
+            log(f"{rows_label(rows)} rep {rep + 1} {shape}: {day_text(measured)}")
             previous = shape
     if args.layout == "merge_on_read":
+        # The delta rows filled to just under the share at which a run compacts, then readers
+        # timed: the most a reader pays for the delta's join. The day's refresh is timed too.
+        fill = threshold_rows(spark, project, size["input_rows"]["t1"])
+        if fill:
+            day += 1
+            size["at_threshold"], written = change_day(spark, args, project, inputs, day, "one_input", written, beside, fill)
+            log(f"{rows_label(rows)} at the threshold ({fill:,} rows of t1): {day_text(size['at_threshold'])}")
         size["compaction_step"] = compaction_step(spark, project)
         step = size["compaction_step"]
         log(f"{rows_label(rows)}: a compaction step folded key buckets {step['buckets']} in {step['seconds']:.1f} s "
@@ -594,6 +600,54 @@ def measure_size(spark, args, rows: int, directory: Path) -> dict:
         drop_schema(spark, project, args.table_format)
         shutil.rmtree(directory, ignore_errors=True)
     return size
+
+
+def change_day(spark, args, project, inputs: Inputs, day: int, shape: str, written: dict, beside: list[str],
+               rows: int | None = None) -> tuple[dict, dict]:
+    """One timed change day of `shape` (`rows`: Inputs.apply_day's): the inputs' writes, the
+    refresh of `wide` and of the models `beside` it, the full rebuild, whose rows each must equal,
+    and a reader's scans of each. `written`: the rows the day before wrote (their ties). Returns
+    the day's measurements and the rows it wrote."""
+    when = f"{rows_label(inputs.rows)} day {day} ({shape})"
+    tie_rows = inputs.tie_rows(written)
+    written = inputs.apply_day(day, shape, rows)
+    refresh = dbt_run(spark, project, "wide")
+    require_partial_update(refresh, when)
+    refreshed_beside = refresh_beside(spark, project, beside, when)
+    rebuild = dbt_run(spark, project, "wide_rebuild", "--full-refresh")
+    (refreshed, scan), (rebuilt, table_scan) = (timed_fingerprint(spark, project.table(t)) for t in ("wide", "wide_rebuild"))
+    if refreshed != rebuilt:
+        raise RuntimeError(f"{when}: the refreshed table is not the full rebuild: rows and hash sums {refreshed} against {rebuilt}")
+    for name in beside:
+        if (found := fingerprint(spark, project.table(name))) != rebuilt:
+            raise RuntimeError(f"{when}: {name} is not the full rebuild: rows and hash sums {found} against {rebuilt}")
+    # After the first scans above, which warm both.
+    warm = (warm_scans(spark, project.table("wide"), project.table("wide_rebuild"))
+            if args.layout == "merge_on_read" else {"reader_scan_warm_seconds": None, "table_scan_warm_seconds": None})
+    return {"day": day, "rows_written": sum(written.values()), "tie_rows": tie_rows,
+            "refresh": _brief(refresh), "rebuild": _brief(rebuild), **refreshed_beside,
+            "equals_rebuild": True, "rows": refreshed[0], "reader_scan_seconds": scan, "table_scan_seconds": table_scan, **warm,
+            "compacted": any(": compacting" in line for line in refresh["log"]),
+            "delta_share": delta_share(spark, project, args.layout)}, written
+
+
+def day_text(measured: dict) -> str:
+    refresh, rebuild = measured["refresh"], measured["rebuild"]
+    return (f"refresh {refresh['seconds']:.1f} s ({refresh['changed_keys']:,} changed keys, read {refresh['input_bytes'] / MIB:.1f} MiB, "
+            f"shuffled {refresh['shuffle_write_bytes'] / MIB:.1f} MiB, wrote {refresh.get('output_bytes', 0) / MIB:.1f} MiB), "
+            f"full rebuild {rebuild['seconds']:.1f} s (read {rebuild['input_bytes'] / MIB:.1f} MiB, shuffled "
+            f"{rebuild['shuffle_write_bytes'] / MIB:.1f} MiB); equal rows: {measured['rows']:,}"
+            + ("" if measured["delta_share"] is None else f"; delta rows {measured['delta_share']:.2%} of the base"))
+
+
+def threshold_rows(spark, project, t1_rows: int) -> int:
+    """The rows of t1 a one_input day updates to bring the store's delta rows to THRESHOLD_FILL
+    of the compaction share (0: they are there already). A changed key already in the delta adds
+    no row: of t1's keys, the delta holds about its share of them."""
+    row = spark.sql(f"select count_if(dbt_multijoin_seq > 0) as delta, count_if(dbt_multijoin_seq = 0) as base "
+                    f"from {store_table(project)}").first()
+    missing = THRESHOLD_FILL * COMPACTION_SHARE * row.base - row.delta
+    return max(0, round(missing / max(1e-9, 1 - row.delta / t1_rows)))
 
 
 def _brief(run: dict) -> dict:
@@ -618,6 +672,13 @@ def _median(values) -> float:
 
 def _of(size: dict, shape: str, run: str, key: str = "seconds") -> float:
     return _median(m[run][key] for m in size["shapes"][shape])
+
+
+def _written(size: dict, shape: str, run: str) -> str:
+    """The median bytes a run wrote to files, in MiB ("-" for runs from before they were counted)."""
+    if any("output_bytes" not in m[run] for m in size["shapes"][shape]):
+        return "-"
+    return _mib(_of(size, shape, run, "output_bytes"))
 
 
 def evaluate(results: dict, shape: str) -> dict:
@@ -661,7 +722,7 @@ def markdown(results: dict) -> str:
         value, at = found["speedup"]
         rows.append([SPEEDUP.name, shape, f"{value:.2f} {'met' if SPEEDUP.met(value) else 'MISSED'}"
                      + ("" if at == TARGET_LARGE else f" (at {rows_label(at)})")])
-        if "scaling" in found and not results.get("changed_rows"):
+        if "scaling" in found and not (results.get("changed_rows") or shape == "same_rows"):
             rows.append([scaling.name, shape, "not measured: the changed rows grew with the size (--changed-rows holds them equal)"])
         elif "scaling" in found:
             value, large, small = found["scaling"]
@@ -670,7 +731,7 @@ def markdown(results: dict) -> str:
         else:
             rows.append([scaling.name, shape, "not measured (one size)"])
     if results.get("layout") == "merge_on_read":
-        rows += compaction_target(sizes)
+        rows += compaction_target(sizes) + reader_target(sizes)
     lines += _table(["target", "shape", "value"], rows)
 
     lines += ["## Refresh and full rebuild", ""]
@@ -686,10 +747,11 @@ def markdown(results: dict) -> str:
                          f"{refresh:.2f}", f"{rebuild:.2f}", f"{rebuild / refresh:.2f}", f"{net:.2f}",
                          _mib(_of(size, shape, "refresh", "input_bytes")), _mib(_of(size, shape, "rebuild", "input_bytes")),
                          _mib(_of(size, shape, "refresh", "shuffle_write_bytes")), _mib(_of(size, shape, "rebuild", "shuffle_write_bytes")),
+                         _written(size, shape, "refresh"), _written(size, shape, "rebuild"),
                          "yes" if all(m["equals_rebuild"] for m in runs) else "NO"])
     lines += _table(["keys/input", "shape", "rows changed", "changed keys", "refresh s", "full rebuild s", "rebuild ÷ refresh",
                      "less the fixed cost", "refresh read MiB", "rebuild read MiB", "refresh shuffle MiB",
-                     "rebuild shuffle MiB", "equals the rebuild"], rows)
+                     "rebuild shuffle MiB", "refresh written MiB", "rebuild written MiB", "equals the rebuild"], rows)
 
     if results.get("layout") == "merge_on_read":
         lines += merge_on_read_section(sizes, shapes)
@@ -777,6 +839,26 @@ def compaction_target(sizes: list[dict]) -> list[list[str]]:
     return [[COMPACTION.name, "all", f"{value:.2f} {'met' if COMPACTION.met(value) else 'MISSED'}{at}"]]
 
 
+def reader_warm_ratio(size: dict) -> tuple[float, float] | None:
+    """A reader's warm full scan at the threshold, view ÷ the rebuilt table, and the delta share
+    then (None in runs from before the threshold day, or where a change day had filled it)."""
+    day = size.get("at_threshold")
+    if not day or day.get("reader_scan_warm_seconds") is None:
+        return None
+    return day["reader_scan_warm_seconds"] / day["table_scan_warm_seconds"], day["delta_share"]
+
+
+def reader_target(sizes: list[dict]) -> list[list[str]]:
+    """The reader's target row per size measured at the threshold."""
+    rows = []
+    for size in sizes:
+        if (found := reader_warm_ratio(size)) is not None:
+            value, share = found
+            rows.append([READER.name, f"at {rows_label(size['rows'])}",
+                         f"{value:.2f} {'met' if READER.met(value) else 'MISSED'} (delta rows {share:.1%} of the base)"])
+    return rows
+
+
 def merge_on_read_section(sizes: list[dict], shapes: list[str]) -> list[str]:
     """What readers of the merge-on-read view pay against readers of the rebuilt table, and the
     compaction's cost, per size."""
@@ -819,6 +901,23 @@ def merge_on_read_section(sizes: list[dict], shapes: list[str]) -> list[str]:
                      "delta share", "refreshes that compacted",
                      "compaction s", "delta share compacted", "view scan before / after compaction s", "refresh s",
                      "default layout's refresh s", "compaction ÷ it", "step s (buckets folded, delta share)", "step ÷ it"], rows)
+    rows = []
+    for size in sizes:
+        day = size.get("at_threshold")
+        if not day:
+            continue
+        today = day.get("wide_table_layout_refresh", {}).get("seconds")
+        rows.append([f"{size['rows']:,}", f"{day['rows_written']:,}", f"{day['refresh']['changed_keys']:,}", f"{day['delta_share']:.2%}",
+                     "yes" if day["compacted"] else "no", f"{day['refresh']['seconds']:.1f}", f"{today:.1f}" if today else "-",
+                     f"{day['rebuild']['seconds']:.1f}",
+                     f"{day['reader_scan_warm_seconds']:.2f} / {day['table_scan_warm_seconds']:.2f}",
+                     f"{day['reader_scan_warm_seconds'] / day['table_scan_warm_seconds']:.2f}"])
+    if rows:
+        lines += ["At the threshold: after the change days, one more day of t1 alone, as many rows as fill the delta rows "
+                  f"to {THRESHOLD_FILL:.0%} of the share at which a run compacts ({COMPACTION_SHARE}), then a reader's scans "
+                  "as above: the most a reader pays for the delta's join.", ""]
+        lines += _table(["keys/input", "rows changed", "changed keys", "delta share after", "the refresh compacted", "refresh s",
+                         "default layout's refresh s", "full rebuild s", "warm view / table scan s", "warm view ÷ table"], rows)
     return lines
 
 
@@ -842,7 +941,7 @@ def notes(results: dict) -> list[str]:
             grew = _of(large, shape, "refresh") / _of(small, shape, "refresh")
             out.append(f"From {rows_label(small['rows'])} to {rows_label(large['rows'])} keys per input "
                        f"({large['rows'] / small['rows']:.0f}x the keys, "
-                       f"{'as many rows changed' if results.get('changed_rows') else 'and as many more changed'}), the `{shape}` refresh grew "
+                       f"{'as many rows changed' if results.get('changed_rows') or shape == 'same_rows' else 'and as many more changed'}), the `{shape}` refresh grew "
                        f"{grew:.2f}x, the full rebuild {_of(large, shape, 'rebuild') / _of(small, shape, 'rebuild'):.2f}x.")
     runs = [m for shape in results["shapes"] for m in large["shapes"][shape]]
     ties = _median(m["tie_rows"] for m in runs)
@@ -899,13 +998,15 @@ def parse(argv: list[str] | None):
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rows", type=rows_list_arg, default=[2_000_000, 4_000_000, 8_000_000, 16_000_000],
                    help="comma list of keys per input (default 2m,4m,8m,16m)")
-    p.add_argument("--table-format", choices=["delta", "iceberg"], default="delta",
-                   help="the inputs' and the model's format")
+    p.add_argument("--table-format", type=list_arg, default=["delta"],
+                   help="the inputs' and the model's format: delta or iceberg, or a comma list of both, each then run in a "
+                        "process of its own, one after the other, with one report of them all (default delta)")
     p.add_argument("--k", type=int, default=8, help="inputs (default 8)")
     p.add_argument("--days", type=int, default=30, help="daily batches of history before the change days (default 30; 1: a one-shot load)")
     p.add_argument("--changed", type=float, default=0.01, help="rows changed on a change day, as a fraction of the keys per input (default 0.01)")
     p.add_argument("--changed-rows", type=rows_arg,
                    help="rows changed on a change day, the same number at every size (e.g. 20k; instead of --changed)")
+    p.add_argument("--same-rows", type=rows_arg, default=20_000, help="rows a same_rows day updates at every size (default 20k)")
     p.add_argument("--row-tracking", action="store_true",
                    help="Delta: the inputs read through ds track their rows (delta.enableRowTracking)")
     p.add_argument("--layout", choices=["table", "merge_on_read"], default="table",
@@ -924,11 +1025,16 @@ def parse(argv: list[str] | None):
     args = p.parse_args(argv)
     unknown = [s for s in args.shapes if s not in SHAPES]
     fractions = [changed_fraction(args, rows) for rows in args.rows]
-    if unknown or args.days < 1 or args.reps < 1 or args.k < 2 or not all(0 < f <= 0.5 for f in fractions):
+    if unknown or args.days < 1 or args.reps < 1 or args.k < 2 or not all(0 < f <= 0.5 for f in fractions) \
+            or not 0 < args.same_rows <= min(args.rows) / 2:
         p.error(f"shapes are {', '.join(SHAPES)}; --days >= 1, --reps >= 1, --k >= 2, 0 < --changed <= 0.5, "
-                "--changed-rows at most half of the smallest --rows")
-    if args.row_tracking and args.table_format != "delta":
+                "--changed-rows and --same-rows at most half of the smallest --rows")
+    formats = list(dict.fromkeys(args.table_format))
+    if not formats or any(f not in ("delta", "iceberg") for f in formats):
+        p.error("--table-format: delta, iceberg, or both")
+    if args.row_tracking and "delta" not in formats:
         p.error("--row-tracking is Delta's (an Iceberg input's ties are told apart by the compare)")
+    args.table_format = formats[0] if len(formats) == 1 else formats
     return args
 
 
@@ -938,9 +1044,12 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
     import pyspark
 
     args = parse(argv)
-    name = args.name or f"partial-update-{args.table_format}-spark{pyspark.__version__}"
+    formats = "-".join(args.table_format) if isinstance(args.table_format, list) else args.table_format
+    name = args.name or f"partial-update-{formats}-spark{pyspark.__version__}"
     out = (args.out or HERE / "results" / name).resolve()
     work = args.work_dir.resolve()
+    if isinstance(args.table_format, list):
+        return run_formats(args, name, out, work, argv)
     own_session = spark is None
     if own_session:
         from testkit.formats import build_format_session
@@ -957,7 +1066,7 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
                "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                "reps": args.reps, "warmup": 0, "confs": confs, "machine": _machine(spark),
                "table_format": args.table_format, "layout": args.layout, "k": args.k, "days": args.days, "changed": args.changed,
-               "changed_rows": args.changed_rows, "row_tracking": args.row_tracking,
+               "changed_rows": args.changed_rows, "same_rows": args.same_rows, "row_tracking": args.row_tracking,
                "shapes": args.shapes, "daily_refresh": args.daily_refresh, "sizes": []}
     try:
         for rows in args.rows:
@@ -967,6 +1076,128 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
             spark.stop()
     write_results(out, results, markdown(results))
     return results
+
+
+def format_argv(args, table_format: str, out: Path, work: Path) -> list[str]:
+    """The command line of one format's run of a run over several (run_formats)."""
+    argv = ["--rows", ",".join(str(rows) for rows in args.rows), "--table-format", table_format, "--k", str(args.k),
+            "--days", str(args.days), "--changed", str(args.changed), "--same-rows", str(args.same_rows),
+            "--layout", args.layout, "--shapes", ",".join(args.shapes), "--reps", str(args.reps),
+            "--daily-refresh" if args.daily_refresh else "--no-daily-refresh", "--driver-memory", args.driver_memory,
+            "--shuffle-partitions", str(args.shuffle_partitions), "--out", str(out), "--work-dir", str(work)]
+    if args.changed_rows:
+        argv += ["--changed-rows", str(args.changed_rows)]
+    if args.row_tracking and table_format == "delta":
+        argv.append("--row-tracking")
+    return argv + (["--keep"] if args.keep else [])
+
+
+def run_formats(args, name: str, out: Path, work: Path, argv: list[str] | None) -> dict:
+    """Each format of --table-format run in a process of its own, one after the other (each
+    format's runtime goes on the JVM's class path as its session starts), into out/<format>/ with
+    its own report; then one report of them all in out/."""
+    runs = {}
+    for table_format in args.table_format:
+        child = [sys.executable, "-m", "benchmarks.partial_update",
+                 *format_argv(args, table_format, out / table_format, work / table_format)]
+        log("running " + shlex.join(child[1:]))
+        subprocess.run(child, check=True, cwd=HERE.parent)
+        runs[table_format] = json.loads((out / table_format / "results.json").read_text())
+    first = runs[args.table_format[0]]
+    results = {"name": name, "command": "python -m benchmarks.partial_update " + shlex.join(sys.argv[1:] if argv is None else argv),
+               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+               "reps": args.reps, "warmup": 0, "confs": first["confs"], "machine": first["machine"],
+               "layout": args.layout, "k": args.k, "days": args.days, "shapes": args.shapes, "formats": runs}
+    write_results(out, results, formats_markdown(results))
+    return results
+
+
+def formats_markdown(results: dict) -> str:
+    """One report of a run over several formats: per format, size and shape the refresh against
+    the rebuild (and, in the merge-on-read layout, today's refresh, a reader's scan and the
+    compaction), then the targets; each format's own report holds the rest."""
+    runs = results["formats"]
+    first = next(iter(runs.values()))
+    lines = [f"# Partial-update refresh, {', '.join(runs)}: k = {results['k']} inputs, {results['layout']} layout, "
+             f"Spark {results['machine']['spark']}", "",
+             f"Each format in a process of its own, one after the other, with the same arguments; each format's own "
+             f"report (its set-up, history, where each run's time went) is in its directory: "
+             + ", ".join(f"[{f}/results.md]({f}/results.md)" for f in runs) + ". Per size: "
+             f"{history_text(first)}, then change days of {changed_text(first)}"
+             + (f" (`same_rows`: {first.get('same_rows', 20_000):,} rows at every size)" if "same_rows" in results["shapes"] else "")
+             + ". Medians of each run's repetitions; read = bytes read from files, shuffle = shuffle bytes written, "
+             "written = bytes written to files, over every stage of the `dbt run`.", ""]
+    lines += [f"- `{shape}`: {SHAPES[shape]}" for shape in results["shapes"]] + [""]
+    mor = results["layout"] == "merge_on_read"
+    rows = []
+    for table_format, run in runs.items():
+        for size in sorted(run["sizes"], key=lambda s: s["rows"]):
+            for shape in run["shapes"]:
+                refresh, rebuild = _of(size, shape, "refresh"), _of(size, shape, "rebuild")
+                today = [m["wide_table_layout_refresh"]["seconds"] for m in size["shapes"][shape] if "wide_table_layout_refresh" in m]
+                cells = [table_format, rows_label(size["rows"]), shape, f"{_of(size, shape, 'refresh', 'changed_keys'):,.0f}",
+                         f"{refresh:.1f}"]
+                if mor:
+                    cells.append(f"{_median(today):.1f}" if today else "-")
+                cells += [f"{rebuild:.1f}", f"{rebuild / refresh:.2f}",
+                          " / ".join((_mib(_of(size, shape, "refresh", "input_bytes")), _mib(_of(size, shape, "refresh", "shuffle_write_bytes")),
+                                      _written(size, shape, "refresh"))),
+                          " / ".join((_mib(_of(size, shape, "rebuild", "input_bytes")), _mib(_of(size, shape, "rebuild", "shuffle_write_bytes")),
+                                      _written(size, shape, "rebuild")))]
+                if mor:
+                    cells += [f"{_median(m['reader_scan_warm_seconds'] / m['table_scan_warm_seconds'] for m in size['shapes'][shape]):.2f}",
+                              f"{_median(m['delta_share'] for m in size['shapes'][shape]):.2%}"]
+                rows.append(cells)
+    header = ["format", "keys per input", "shape", "changed keys", "refresh s" + (" (merge-on-read)" if mor else "")]
+    header += ["default layout's refresh s"] if mor else []
+    header += ["full rebuild s", "rebuild ÷ refresh", "refresh read / shuffled / written MiB", "rebuild read / shuffled / written MiB"]
+    header += ["reader's warm scan, view ÷ table", "delta share"] if mor else []
+    lines += ["## Refresh, full rebuild and readers", ""] + _table(header, rows)
+    if mor:
+        rows = []
+        for table_format, run in runs.items():
+            for size in sorted(run["sizes"], key=lambda s: s["rows"]):
+                today = table_layout_refresh(size)
+                step, compaction, threshold = size.get("compaction_step"), size.get("compaction"), reader_warm_ratio(size)
+                day = size.get("at_threshold")
+                rows.append([table_format, rows_label(size["rows"]),
+                             f"{threshold[1]:.2%} / {threshold[0]:.2f}" if threshold else "-",
+                             f"{day['refresh']['seconds']:.1f}" if day else "-",
+                             f"{step['seconds']:.1f} ({step['delta_share']:.1%} to {step['delta_share_after']:.1%})" if step else "-",
+                             f"{step['seconds'] / today:.2f}" if step and today else "-",
+                             f"{compaction['seconds']:.1f}" if compaction else "-",
+                             f"{compaction['seconds'] / today:.2f}" if compaction and today else "-",
+                             " / ".join((_mib(compaction["input_bytes"]), _mib(compaction["shuffle_write_bytes"]),
+                                         _mib(compaction["output_bytes"]) if "output_bytes" in compaction else "-")) if compaction else "-"])
+        lines += ["## Merge-on-read: at the threshold, and compaction", "",
+                  f"After the change days, one day of t1 alone fills the delta rows to {THRESHOLD_FILL:.0%} of the share at "
+                  f"which a run compacts ({COMPACTION_SHARE}, the default), then a reader's warm full scan of the view against "
+                  "the rebuilt table; then a run's compaction step (`dbt_multijoin_compact: step`) and the compaction of what is "
+                  "left on demand (`dbt run-operation dbt_multijoin.compact`), each against the median refresh of the same "
+                  "model in the default layout (today's refresh).", ""]
+        lines += _table(["format", "keys per input", "at the threshold: delta share / warm view ÷ table", "that day's refresh s",
+                         "compaction step s (delta share)", "step ÷ today's refresh", "compaction on demand s", "÷ today's refresh",
+                         "compaction read / shuffled / written MiB"], rows)
+    rows = []
+    for table_format, run in runs.items():
+        scaling = SCALING_MERGE_ON_READ if mor else SCALING
+        for shape in run["shapes"]:
+            found = evaluate(run, shape)
+            value, at = found["speedup"]
+            rows.append([table_format, SPEEDUP.name, shape, f"{value:.2f} {'met' if SPEEDUP.met(value) else 'MISSED'}"
+                         + ("" if at == TARGET_LARGE else f" (at {rows_label(at)})")])
+            if "scaling" in found and (shape == "same_rows" or run.get("changed_rows")):
+                value, large, small = found["scaling"]
+                rows.append([table_format, scaling.name, shape, f"{value:.2f} {'met' if scaling.met(value) else 'MISSED'}"
+                             + ("" if (large, small) == (TARGET_LARGE, TARGET_SMALL) else f" ({rows_label(large)} ÷ {rows_label(small)})")])
+        if mor:
+            sizes = sorted(run["sizes"], key=lambda s: s["rows"])
+            rows += [[table_format, *row] for row in compaction_target(sizes) + reader_target(sizes)]
+    lines += ["## Targets", ""] + _table(["format", "target", "shape", "value"], rows)
+    equal = all(m["equals_rebuild"] for run in runs.values() for size in run["sizes"] for shape in size["shapes"].values() for m in shape)
+    lines += ["## Notes", "", f"- Every refresh's rows equalled the full rebuild's: {'yes' if equal else 'NO'} (row count and two sums "
+              "of row hashes over every column; the benchmark stops at the first that does not)."]
+    return "\n".join(lines).rstrip() + "\n"
 
 
 if __name__ == "__main__":

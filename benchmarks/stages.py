@@ -65,9 +65,11 @@ def stages_since(spark, after_stage_id: int) -> dict:
 def io_since(spark, after_stage_id: int) -> dict:
     """What the stages with an id above `after_stage_id` read and moved: bytes and records read
     from files (every scan: data files, and a table format's own log, manifest and delete files),
-    and shuffle bytes written and read."""
+    shuffle bytes written and read, and bytes and records written to files (a table format's data
+    and delete files; its own metadata is written by the driver, outside any stage)."""
     settle(spark)
-    totals = {"input_bytes": 0, "input_records": 0, "shuffle_write_bytes": 0, "shuffle_read_bytes": 0, "stages": 0}
+    totals = {"input_bytes": 0, "input_records": 0, "shuffle_write_bytes": 0, "shuffle_read_bytes": 0,
+              "output_bytes": 0, "output_records": 0, "stages": 0}
     for stage in stage_list(spark):
         if int(stage.stageId()) <= after_stage_id or str(stage.status()) == "SKIPPED":
             continue
@@ -76,6 +78,8 @@ def io_since(spark, after_stage_id: int) -> dict:
         totals["input_records"] += int(stage.inputRecords())
         totals["shuffle_write_bytes"] += int(stage.shuffleWriteBytes())
         totals["shuffle_read_bytes"] += int(stage.shuffleReadBytes())
+        totals["output_bytes"] += int(stage.outputBytes())
+        totals["output_records"] += int(stage.outputRecords())
     return totals
 
 

@@ -307,3 +307,64 @@ def test_the_readme_quotes_the_latest_committed_partial_update_runs():
     assert f"takes {refresh} s against a {rebuild} s full rebuild on Iceberg" in readme
     refresh, rebuild = figures["delta"]
     assert f"and {refresh} s against {rebuild} s on Delta" in readme
+
+
+def test_a_run_over_both_formats_runs_each_alike_and_reports_them_side_by_side(tmp_path):
+    """--table-format delta,iceberg: each format's process gets the same arguments (row tracking,
+    Delta's alone), and the report of them both gives every format, size and shape with the
+    refresh against the rebuild and today's refresh, the reader at the threshold, the compaction,
+    and the targets: the rebuild ÷ refresh of the 1% shape at 16M, the 16M ÷ 2M refresh of the
+    shape that changes as many rows at every size."""
+    from benchmarks import partial_update
+
+    args = partial_update.parse(["--rows", "2m,16m", "--table-format", "delta,iceberg", "--layout", "merge_on_read",
+                                 "--shapes", "one_input,same_rows", "--reps", "1", "--no-daily-refresh", "--row-tracking"])
+    assert args.table_format == ["delta", "iceberg"]
+    delta, iceberg = (partial_update.format_argv(args, f, tmp_path / f, tmp_path / "work" / f) for f in ("delta", "iceberg"))
+    assert "--row-tracking" in delta and "--row-tracking" not in iceberg
+    assert [a for a in delta if a != "--row-tracking"] == [a.replace("iceberg", "delta") for a in iceberg]
+    again = partial_update.parse(delta)
+    assert (again.rows, again.table_format, again.shapes, again.daily_refresh, again.same_rows) == (
+        [2_000_000, 16_000_000], "delta", ["one_input", "same_rows"], False, 20_000)
+    with pytest.raises(SystemExit):
+        partial_update.parse(["--table-format", "delta,hudi"])
+    with pytest.raises(SystemExit):
+        partial_update.parse(["--rows", "30k", "--same-rows", "20k"])
+
+    runs = {}
+    for table_format, reader in (("delta", 1.2), ("iceberg", 1.3)):
+        run = {**_partial_update_results({2_000_000: 30_000, 16_000_000: 240_000}), "layout": "merge_on_read",
+               "table_format": table_format, "shapes": ["one_input", "same_rows"]}
+        for size in run["sizes"]:
+            one_input = size["shapes"]["one_input"][0]
+            same = {**one_input, "refresh": {**one_input["refresh"], "seconds": 2.0 if size["rows"] == 2_000_000 else 2.2}}
+            size["shapes"] = {"one_input": [one_input], "same_rows": [same]}
+            for measured in (one_input, same):
+                measured.update(reader_scan_seconds=2.0, table_scan_seconds=1.5, delta_share=0.005, compacted=False,
+                                reader_scan_warm_seconds=1.5, table_scan_warm_seconds=1.25,
+                                wide_table_layout_refresh={"seconds": 30.0, "path": "partial update"})
+                for name in ("refresh", "rebuild"):
+                    measured[name]["output_bytes"] = 2 << 20
+            size["at_threshold"] = {**one_input, "delta_share": 0.027, "reader_scan_warm_seconds": 1.25 * reader,
+                                    "table_scan_warm_seconds": 1.25}
+            size["compaction_step"] = {"seconds": 15.0, "delta_share": 0.027, "delta_share_after": 0.013, "buckets": [0, 3]}
+            size["compaction"] = {"seconds": 33.0, "delta_share": 0.013, "input_bytes": 100 << 20, "shuffle_write_bytes": 0,
+                                  "output_bytes": 90 << 20, "reader_scan_seconds": 2.0, "after_scan_seconds": 1.5}
+        runs[table_format] = run
+    report = partial_update.formats_markdown({"machine": {"spark": "3.5.0"}, "k": 8, "layout": "merge_on_read",
+                                              "shapes": ["one_input", "same_rows"], "formats": runs})
+    # 16M, 1%: refresh 16 s, today's 30 s, rebuild 160 s; read / shuffled / written.
+    assert "| iceberg | 16M | one_input | 240,000 | 16.0 | 30.0 | 160.0 | 10.00 | 3.0 / 1.0 / 2.0 | 3.0 / 1.0 / 2.0 | 1.20 | 0.50% |" in report
+    assert "| delta | 2M | same_rows | 30,000 | 2.0 | 30.0 | 20.0 | 10.00 |" in report
+    assert "| delta | 16M | 2.70% / 1.20 | 16.0 | 15.0 (2.7% to 1.3%) | 0.50 | 33.0 | 1.10 | 100 / 0.00 / 90.0 |" in report
+    assert "| delta | full rebuild ÷ refresh at 16M >= 10 | one_input | 10.00 met |" in report
+    assert "| iceberg | refresh at 16M ÷ refresh at 2M <= 1.2 | same_rows | 1.10 met |" in report
+    assert "refresh at 16M ÷ refresh at 2M <= 1.2 | one_input" not in report
+    assert "| delta | a reader's warm full scan, view ÷ the rebuilt table, delta at the threshold <= 1.25 | at 16M | 1.20 met (delta rows 2.7% of the base) |" in report
+    assert "| iceberg | a reader's warm full scan, view ÷ the rebuilt table, delta at the threshold <= 1.25 | at 2M | 1.30 MISSED" in report
+    assert "| iceberg | compaction ÷ the default layout's refresh at 16M <= 1 | a run's step | 0.50 met |" in report
+    assert "[delta/results.md](delta/results.md)" in report and "rows equalled the full rebuild's: yes" in report
+    # Each format's own report has the threshold day beside the change days.
+    own = partial_update.markdown(runs["delta"])
+    assert "| 16,000,000 | 160,000 | 240,000 | 2.70% | no | 16.0 | 30.0 | 160.0 | 1.50 / 1.25 | 1.20 |" in own
+    assert "| refresh at 16M ÷ refresh at 2M <= 1.2 | same_rows | 1.10 met |" in own
