@@ -1026,7 +1026,7 @@ def parse(argv: list[str] | None):
     unknown = [s for s in args.shapes if s not in SHAPES]
     fractions = [changed_fraction(args, rows) for rows in args.rows]
     if unknown or args.days < 1 or args.reps < 1 or args.k < 2 or not all(0 < f <= 0.5 for f in fractions) \
-            or not 0 < args.same_rows <= min(args.rows) / 2:
+            or ("same_rows" in args.shapes and not 0 < args.same_rows <= min(args.rows) / 2):
         p.error(f"shapes are {', '.join(SHAPES)}; --days >= 1, --reps >= 1, --k >= 2, 0 < --changed <= 0.5, "
                 "--changed-rows and --same-rows at most half of the smallest --rows")
     formats = list(dict.fromkeys(args.table_format))

@@ -329,7 +329,9 @@ def test_a_run_over_both_formats_runs_each_alike_and_reports_them_side_by_side(t
     with pytest.raises(SystemExit):
         partial_update.parse(["--table-format", "delta,hudi"])
     with pytest.raises(SystemExit):
-        partial_update.parse(["--rows", "30k", "--same-rows", "20k"])
+        partial_update.parse(["--rows", "30k", "--shapes", "same_rows", "--same-rows", "20k"])
+    # The default --same-rows does not bind a run that has no same_rows day.
+    assert partial_update.parse(["--rows", "300", "--shapes", "one_input"]).rows == [300]
 
     runs = {}
     for table_format, reader in (("delta", 1.2), ("iceberg", 1.3)):
