@@ -52,7 +52,8 @@ def test_the_merge_on_read_benchmark_runs_and_its_view_equals_a_full_rebuild(spa
     """The same harness with the model in the merge-on-read layout, at its smallest: the refresh
     takes the partial-update path, the view equals the full rebuild's table, a reader's scan of
     each and its planning are timed, the same model in the default layout is refreshed beside it,
-    and the compaction at the end leaves what readers see as it was."""
+    a last day fills the delta rows to the threshold for the reader's target, and the compaction
+    at the end leaves what readers see as it was."""
     out = tmp_path / "results"
     results = partial_update.main(
         ["--rows", "300", "--k", "4", "--days", "2", "--reps", "1", "--shapes", "one_input", "--layout", "merge_on_read",
@@ -68,6 +69,12 @@ def test_the_merge_on_read_benchmark_runs_and_its_view_equals_a_full_rebuild(spa
         # Today's refresh beside it: the same model in the default layout, refreshed the same day
         # (the benchmark checks its rows against the rebuild's too).
         assert measured["wide_table_layout_refresh"]["path"] == "partial update", measured
+        # The threshold day: one more day of t1 fills the delta rows to just under the share at
+        # which a run compacts, with no compaction, and readers are timed there.
+        threshold = size["at_threshold"]
+        assert threshold["equals_rebuild"] and threshold["refresh"]["path"] == "partial update", threshold["refresh"]["log"]
+        assert measured["delta_share"] < threshold["delta_share"] < 0.03 and not threshold["compacted"], threshold
+        assert threshold["reader_scan_warm_seconds"] > 0 and threshold["table_scan_warm_seconds"] > 0, threshold
         # A compaction's step as a run folds one: some key buckets, part of the delta rows.
         step = size["compaction_step"]
         assert step["buckets"] and step["seconds"] > 0 and step["statement_seconds"] > 0, step
@@ -84,6 +91,7 @@ def test_the_merge_on_read_benchmark_runs_and_its_view_equals_a_full_rebuild(spa
         report = (out / "results.md").read_text()
         assert "## Merge-on-read: readers and compaction" in report
         assert "## Where the compaction's time goes, 300 keys per input" in report
+        assert re.search(r"\| a reader's warm full scan, view ÷ the rebuilt table, delta at the threshold <= 1.25 \| at 300 \| \d+\.\d\d (met|MISSED) \(delta rows \d\.\d% of the base\) \|", report), report
         assert re.search(r"\| compaction ÷ the default layout's refresh at 16M <= 1 \| a run's step \| \d+\.\d\d (met|MISSED) \(at 300\) \|", report), report
         assert re.search(r"\| compaction ÷ the default layout's refresh at 16M <= 1 \| the whole store, on demand \| \d+\.\d\d \(at 300\), after the step", report), report
     finally:
