@@ -6,7 +6,8 @@ and in-place updates of inputs tracked by a column, with values that tie the rec
 deletes and key moves through input b's change feed; NULL keys; several inputs changing one key
 in one run; inputs that change nothing; whole compactions at random runs, and a compaction's steps
 (the delta rows of some key buckets folded, the others' left) whenever the delta rows pass their
-bound. Every input keeps at most one row per key.
+bound. Every input keeps at most one row per key. And a merge-on-read model wider than the columns
+the formats keep file statistics of by default reads its delta rows without its base files.
 """
 
 from __future__ import annotations
@@ -183,3 +184,45 @@ def test_a_run_that_fails_keeps_the_table_and_its_marks(project, table_format):
     # No changed row had a NULL key: the inputs' NULL-keyed rows were neither read nor replaced
     # (the property's pinned ties change NULL-keyed rows at the mark, which a run must see).
     assert "__dbt_mj_null_rows" not in run_log(project)[offset:]
+
+
+# A merge-on-read model wider than the columns the formats keep file statistics of by default
+# (Delta's first 32, Iceberg's first 100): input w gives it 100 columns, and the store's own
+# columns come after the model's. Its 200 keys' base rows land in 8 files (8 sort partitions).
+WIDE_COLUMNS = [f"w{i}" for i in range(100)]
+WIDE_MOR = (
+    "{{ config(materialized='multijoin', incremental_strategy='changed_keys', one_row_per_key=true,\n"
+    "          layout='merge_on_read', compaction_share=1000,\n"
+    "          spark_conf={'spark.sql.shuffle.partitions': '8', 'spark.sql.adaptive.coalescePartitions.enabled': 'false'}) }}\n"
+    "{{ dbt_multijoin.multi_join([source('inputs', 'a'), source('inputs', 'w')], key='k',\n"
+    f"    columns={{'a': ['v'], 'w': {WIDE_COLUMNS}}}, changed_since={{'a': 'updated_at', 'w': 'updated_at'}}) }}}}\n"
+)
+
+
+def test_a_wide_models_store_reads_its_delta_rows_and_skips_its_base_files(project, table_format):
+    """The store's reads of its delta rows (`dbt_multijoin_seq > 0`: the view's join, a refresh's
+    MERGE, the run's state query, a compaction) skip every file of base rows by the sequence's
+    file statistics, in a model wider than the columns the formats keep them of by default, and
+    the refresh's rows are the vanilla join's. Sized from the plan by multijoin_scan_size."""
+    from pipeline_tests.test_scan_size import scan_size
+
+    spark, table = project.spark, project.table
+    spark.sql(f"create table {table('a')} using {table_format} as "
+              "select cast(id as int) as k, cast(id as int) as v, 1000L as updated_at from range(200)")
+    spark.sql(f"create table {table('w')} using {table_format} as select cast(id as int) as k, "
+              + ", ".join(f"cast(id as int) as {c}" for c in WIDE_COLUMNS) + ", 1000L as updated_at from range(10)")
+    project.sources("a", "w")
+    project.model("wide_mor", WIDE_MOR)
+    assert project.dbt("run").success
+    spark.sql(f"update {table('a')} set v = -1, updated_at = 1001 where k in (3, 150)")
+    refreshed = project.dbt("run")
+    assert refreshed.success and "wide_mor: partial update" in refreshed.output, refreshed.describe()
+    store = table("wide_mor__dbt_mj_store")
+    store_files, _, _ = scan_size(spark, f"select * from {store}")
+    delta_files, _, _ = scan_size(spark, f"select * from {store} where dbt_multijoin_seq > 0")
+    base_files = spark.sql(f"select count(distinct file) from (select input_file_name() as file from {store} "
+                           "where dbt_multijoin_seq = 0)").first()[0]
+    assert base_files >= 8 and store_files - delta_files >= base_files, (store_files, delta_files, base_files)
+    vanilla = (f"select coalesce(a.k, w.k) as k, a.v, w.w99 from {table('a')} as a "
+               f"full outer join {table('w')} as w on a.k = w.k")
+    assert project.rows(f"select k, v, w99 from {table('wide_mor')}") == project.rows(vanilla)

@@ -442,7 +442,7 @@
       release once its flags say every part. -#}
   {%- do dbt_multijoin._mj_mor_open_parts(store) -%}
   {%- do dbt_multijoin._mj_build_full(store, store_now, rows, {'partitioned_by': ['dbt_multijoin_bucket'],
-      'properties': dbt_multijoin._mj_mor_store_properties(config.get('file_format'), buckets)}) -%}
+      'properties': dbt_multijoin._mj_mor_store_properties(config.get('file_format'), buckets, plan['keys'], plan['model_columns'])}) -%}
   {%- set state = dbt_multijoin._mj_mor_store_state(store, whole=true) -%}
   {%- if existing_relation is not none and existing_relation.type != 'view' -%}
     {%- do log("dbt_multijoin: " ~ model.name ~ ": " ~ existing_relation ~ " becomes a view over " ~ store ~ " (layout merge_on_read)", info=True) -%}
@@ -629,7 +629,7 @@
 {%- endmacro %}
 
 
-{% macro _mj_mor_store_properties(file_format, buckets) -%}
+{% macro _mj_mor_store_properties(file_format, buckets, keys, model_columns) -%}
   {#- Table properties of the store: its key buckets (`buckets`: a model whose compaction_buckets
       changes is built again); on Iceberg, each file read in a task of its own (an open cost of
       1 GiB outweighs the split target), so that a compaction that keeps the key ranges writes
@@ -637,13 +637,54 @@
       the compaction sets Spark's conf for the same: _mj_mor_compaction_confs), and its writes
       neither redistributed nor sorted by the bucket, which Iceberg does by default to a
       partitioned table: a task writes one open file per bucket (fanout) in the order its rows
-      come, so that a compaction task's file comes back whole and in key order. A property the
-      model's own `tblproperties` sets is left to it. -#}
+      come, so that a compaction task's file comes back whole and in key order; and the file
+      statistics of the columns the store's reads filter on (_mj_mor_statistics_properties). A
+      property the model's own `tblproperties` sets is left to it. -#}
   {%- set wanted = {'dbt_multijoin.mor.buckets': buckets | string} -%}
   {%- if file_format == 'iceberg' -%}
     {%- do wanted.update({'read.split.open-file-cost': '1073741824', 'write.distribution-mode': 'none', 'write.spark.fanout.enabled': 'true'}) -%}
   {%- endif -%}
+  {%- do wanted.update(dbt_multijoin._mj_mor_statistics_properties(file_format, keys, model_columns)) -%}
   {{- return(dbt_multijoin._mj_unless_configured(wanted)) -}}
+{%- endmacro %}
+
+
+{% macro _mj_mor_statistics_properties(file_format, keys, model_columns) -%}
+  {#- Every read of the store but a reader's full scan filters on the key or on the sequence: the
+      delta rows (`dbt_multijoin_seq > 0`: the view's join, a refresh's MERGE, the state query, a
+      compaction) and a reader's key. The formats skip files by per-file statistics, which they
+      keep of a table's first columns only (Delta: 32, `delta.dataSkippingNumIndexedCols`;
+      Iceberg: 100, `write.metadata.metrics.max-inferred-column-defaults`), and the sequence comes
+      after the model's columns: in a wider model, every read of the delta rows would read every
+      base file. So the store names the columns it keeps statistics of: on Delta the sequence and
+      the model's columns in order (`model_columns`, keys first; {name, dtype}) of the types Delta
+      keeps them of, as many as its default in all; on Iceberg the keys and the sequence besides
+      its default ones. A model whose `tblproperties` choose Delta's statistics columns by either
+      property keeps its choice. -#}
+  {%- set configured = config.get('tblproperties') or {} -%}
+  {%- if file_format == 'delta' and 'delta.dataSkippingNumIndexedCols' not in configured -%}
+    {%- set named = ['dbt_multijoin_seq'] -%}
+    {%- for column in model_columns if dbt_multijoin._mj_delta_keeps_statistics(column['dtype']) -%}
+      {%- do named.append(dbt_multijoin._mj_quote(column['name'])) -%}
+    {%- endfor -%}
+    {{- return({'delta.dataSkippingStatsColumns': named[:32] | join(',')}) -}}
+  {%- elif file_format == 'iceberg' -%}
+    {%- set metrics = {'write.metadata.metrics.column.dbt_multijoin_seq': 'full'} -%}
+    {%- for k in keys -%}
+      {%- do metrics.update({'write.metadata.metrics.column.' ~ k: 'truncate(16)'}) -%}
+    {%- endfor -%}
+    {{- return(metrics) -}}
+  {%- endif -%}
+  {{- return({}) -}}
+{%- endmacro %}
+
+
+{% macro _mj_delta_keeps_statistics(dtype) -%}
+  {#- Whether Delta keeps minimum and maximum statistics of a column of `dtype` (Spark's type name,
+      lower case): numbers, dates, timestamps and strings; it refuses the others (booleans,
+      binaries, nested types) as statistics columns. -#}
+  {%- set base = dtype.split('(')[0] -%}
+  {{- return(base in ['tinyint', 'smallint', 'int', 'bigint', 'float', 'double', 'decimal', 'date', 'timestamp', 'timestamp_ntz', 'string', 'char', 'varchar']) -}}
 {%- endmacro %}
 
 

@@ -90,7 +90,7 @@
   {#- The run's plan (this file's header), from the model's call, its table's recorded state and
       where each input stands now. `incremental`: dbt's answer (the table exists, no
       --full-refresh); `model_columns`: the full build's columns ({name, dtype}, the model's
-      query analysed), for on_schema_change. -#}
+      query analysed), for on_schema_change and the merge-on-read store's statistics. -#}
   {%- set asked = dbt_multijoin._mj_model_call() -%}
   {%- set call = asked['call'] -%}
   {%- set spec = dbt_multijoin._mj_changed_keys_spec(
@@ -114,7 +114,7 @@
   {%- endfor -%}
   {%- set plan = {'spec': spec, 'keys': spec['keys'], 'bare': asked['bare'], 'inputs': inputs,
       'schema_change': none, 'path': none, 'why': none, 'layout': layout, 'relation': relation,
-      'store': store, 'recorded_properties': properties, 'store_columns': none} -%}
+      'store': store, 'recorded_properties': properties, 'store_columns': none, 'model_columns': model_columns} -%}
   {%- if layout == 'merge_on_read' -%}
     {%- do dbt_multijoin._mj_mor_check(plan) -%}
   {%- endif -%}
