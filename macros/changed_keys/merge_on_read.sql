@@ -442,7 +442,7 @@
       release once its flags say every part. -#}
   {%- do dbt_multijoin._mj_mor_open_parts(store) -%}
   {%- do dbt_multijoin._mj_build_full(store, store_now, rows, {'partitioned_by': ['dbt_multijoin_bucket'],
-      'properties': dbt_multijoin._mj_mor_store_properties(config.get('file_format'), buckets, plan['keys'], plan['model_columns'])}) -%}
+      'properties': dbt_multijoin._mj_mor_store_properties(plan)}) -%}
   {%- set state = dbt_multijoin._mj_mor_store_state(store, whole=true) -%}
   {%- if existing_relation is not none and existing_relation.type != 'view' -%}
     {%- do log("dbt_multijoin: " ~ model.name ~ ": " ~ existing_relation ~ " becomes a view over " ~ store ~ " (layout merge_on_read)", info=True) -%}
@@ -629,9 +629,9 @@
 {%- endmacro %}
 
 
-{% macro _mj_mor_store_properties(file_format, buckets, keys, model_columns) -%}
-  {#- Table properties of the store: its key buckets (`buckets`: a model whose compaction_buckets
-      changes is built again); on Iceberg, each file read in a task of its own (an open cost of
+{% macro _mj_mor_store_properties(plan) -%}
+  {#- Table properties of the store, from the run's plan and the model's config: its key buckets
+      (a model whose compaction_buckets changes is built again); on Iceberg, each file read in a task of its own (an open cost of
       1 GiB outweighs the split target), so that a compaction that keeps the key ranges writes
       each file back alone (Iceberg plans its scans itself, with no session conf for it; on Delta
       the compaction sets Spark's conf for the same: _mj_mor_compaction_confs), and its writes
@@ -640,11 +640,12 @@
       come, so that a compaction task's file comes back whole and in key order; and the file
       statistics of the columns the store's reads filter on (_mj_mor_statistics_properties). A
       property the model's own `tblproperties` sets is left to it. -#}
-  {%- set wanted = {'dbt_multijoin.mor.buckets': buckets | string} -%}
+  {%- set file_format = config.get('file_format') -%}
+  {%- set wanted = {'dbt_multijoin.mor.buckets': dbt_multijoin._mj_mor_buckets() | string} -%}
   {%- if file_format == 'iceberg' -%}
     {%- do wanted.update({'read.split.open-file-cost': '1073741824', 'write.distribution-mode': 'none', 'write.spark.fanout.enabled': 'true'}) -%}
   {%- endif -%}
-  {%- do wanted.update(dbt_multijoin._mj_mor_statistics_properties(file_format, keys, model_columns)) -%}
+  {%- do wanted.update(dbt_multijoin._mj_mor_statistics_properties(file_format, plan['keys'], plan['model_columns'])) -%}
   {{- return(dbt_multijoin._mj_unless_configured(wanted)) -}}
 {%- endmacro %}
 

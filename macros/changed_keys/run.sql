@@ -105,7 +105,7 @@
   {%- if plan['layout'] == 'merge_on_read' -%}
     {%- do properties.update({'dbt_multijoin.mor.seq': changes.get('seq', 0) | string, 'dbt_multijoin.mor.keys': tojson(plan['keys']),
         'dbt_multijoin.mor.delta': dbt_multijoin._mj_mor_delta_kind()}) -%}
-    {%- do properties.update(dbt_multijoin._mj_mor_store_properties(config.get('file_format'), dbt_multijoin._mj_mor_buckets(), plan['keys'], plan['model_columns'])) -%}
+    {%- do properties.update(dbt_multijoin._mj_mor_store_properties(plan)) -%}
     {%- if changes.get('base_rows') is not none -%}
       {%- do properties.update({'dbt_multijoin.mor.base_rows': changes['base_rows'] | string, 'dbt_multijoin.mor.unranged_rows': '0'}) -%}
     {%- elif changes.get('compacted') -%}
