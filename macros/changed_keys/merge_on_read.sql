@@ -529,12 +529,13 @@
 {#- A refresh: the changes as delta rows. -#}
 {% macro _mj_mor_write_delta(plan, read, key_count, null_replaced, seq) -%}
   {#- Write the run's changes to the store as delta rows of sequence `seq`, in one MERGE
-      (statement 'main'): a changed key's delta row, one per key, merged with the one it had
-      (whether the key has a base row comes from a scan of the base rows' key column, filtered by
-      the changed keys' hashes), and, appended, the NULL-keyed rows as they are now of each input
-      of `null_replaced` (_mj_write_null_rows) and a marker per such input. The MERGE reads the
-      delta rows only (`dbt_multijoin_seq > 0` in its condition, which the formats' file
-      statistics skip the base files by). -#}
+      (statement 'main'): a changed key's delta row, one per key, merged with the one it had, and,
+      appended, the NULL-keyed rows as they are now of each input of `null_replaced`
+      (_mj_write_null_rows) and a marker per such input. Its source is the rows table, written
+      with whether each changed key has a base row (a scan of the base rows' key column) in one
+      statement: a table of its own for that lookup cost a refresh its create, its drop and a job.
+      The MERGE reads the delta rows only (`dbt_multijoin_seq > 0` in its condition, which the
+      formats' file statistics skip the base files by). -#}
   {%- set spec = plan['spec'] -%}
   {%- set store = plan['store'] -%}
   {%- set relation = plan['relation'] -%}
@@ -542,8 +543,6 @@
   {%- set changed = dbt_multijoin._mj_changed_indexes(read) -%}
   {%- set rows_table = dbt_multijoin._mj_changed_rows_table(relation) -%}
   {%- set key_table = dbt_multijoin._mj_changed_keys_table(relation) -%}
-  {%- do dbt_multijoin._mj_write_scratch_table(rows_table, dbt_multijoin._mj_partial_merge_source(plan, changed, null_replaced), 'dbt_multijoin_changed_rows') -%}
-  {%- set in_base_table = dbt_multijoin._mj_sibling(relation, '__dbt_mj_in_base') -%}
   {#- Which changed keys have a base row: a scan of the base rows' key column, semi-joined to the
       changed keys. Up to _mj_mor_broadcast_key_limit changed keys, each task holds them all
       (a broadcast) and looks every base key up once; a hash or bloom filter before that lookup
@@ -556,9 +555,11 @@
     {%- set hint = '' -%}
     {%- set filter = dbt_multijoin._mj_replaced_rows_filter(adapter.get_columns_in_relation(store), key_table, keys, key_count, reader='the refresh reads the base rows\' keys') -%}
   {%- endif -%}
-  {%- do dbt_multijoin._mj_write_scratch_table(in_base_table,
-      'select ' ~ hint ~ 'distinct ' ~ dbt_multijoin._mj_column_list(keys, 'target') ~ ' from ' ~ store ~ ' as target left semi join ' ~ key_table ~ ' as changed on ' ~ dbt_multijoin._mj_same_keys('target', 'changed', keys)
-      ~ ' where target.dbt_multijoin_seq = 0' ~ (' and ' ~ filter if filter else ''), 'dbt_multijoin_in_base') -%}
+  {%- set in_base = 'select ' ~ hint ~ 'distinct ' ~ dbt_multijoin._mj_column_list(keys, 'target') ~ ' from ' ~ store ~ ' as target left semi join ' ~ key_table ~ ' as changed on ' ~ dbt_multijoin._mj_same_keys('target', 'changed', keys)
+      ~ ' where target.dbt_multijoin_seq = 0' ~ (' and ' ~ filter if filter else '') -%}
+  {%- do dbt_multijoin._mj_write_scratch_table(rows_table,
+      'select source.*, in_base.' ~ dbt_multijoin._mj_quote(keys[0]) ~ ' is not null as dbt_multijoin_has_base_row from (\n' ~ dbt_multijoin._mj_partial_merge_source(plan, changed, null_replaced)
+      ~ '\n) as source left outer join (\n' ~ in_base ~ '\n) as in_base on ' ~ dbt_multijoin._mj_same_keys('in_base', 'source', keys), 'dbt_multijoin_changed_rows') -%}
 
   {%- set items = [] -%}
   {%- for k in keys -%}
@@ -577,7 +578,7 @@
   {%- endfor -%}
   {%- set key_null = dbt_multijoin._mj_any_key_null('source', keys) -%}
   {%- do items.append(seq ~ ' as dbt_multijoin_seq') -%}
-  {%- do items.append('if(' ~ key_null ~ ', null, in_base.' ~ dbt_multijoin._mj_quote(keys[0]) ~ ' is not null) as dbt_multijoin_in_base') -%}
+  {%- do items.append('if(' ~ key_null ~ ', null, source.dbt_multijoin_has_base_row) as dbt_multijoin_in_base') -%}
   {#- A marker (its null group set in the source) or a NULL-keyed row (the one input it touches). -#}
   {%- do items.append('coalesce(source.dbt_multijoin_null_group, if(' ~ key_null ~ ', case ' ~ null_group | join(' ') ~ ' end, null)) as dbt_multijoin_null_group') -%}
   {%- do items.append('source.dbt_multijoin_null_group is not null as dbt_multijoin_null_marker') -%}
@@ -610,13 +611,12 @@
     merge into {{ store }} as target
     using (
       select {{ items | join(',\n        ') }}
-      from {{ rows_table }} as source left outer join {{ in_base_table }} as in_base on {{ dbt_multijoin._mj_same_keys('in_base', 'source', keys) }}
+      from {{ rows_table }} as source
     ) as source
     on target.dbt_multijoin_seq > 0 and source.dbt_multijoin_null_group is null and {{ dbt_multijoin._mj_same_keys('target', 'source', keys) }}
     when matched then update set {{ updates | join(', ') }}
     when not matched then insert *
   {%- endcall -%}
-  {%- do dbt_multijoin._mj_drop_own_table(in_base_table, false) -%}
 {%- endmacro %}
 
 
