@@ -6,11 +6,14 @@ and in-place updates of inputs tracked by a column, with values that tie the rec
 deletes and key moves through input b's change feed; NULL keys; several inputs changing one key
 in one run; inputs that change nothing; whole compactions at random runs, and a compaction's steps
 (the delta rows of some key buckets folded, the others' left) whenever the delta rows pass their
-bound. Every input keeps at most one row per key. And a merge-on-read model wider than the columns
+bound; the merge-on-read refresh's lookup of the changed keys among the base rows' by a broadcast
+and through each of the MERGE's filters. Every input keeps at most one row per key. And a merge-on-read model wider than the columns
 the formats keep file statistics of by default reads its delta rows without its base files.
 """
 
 from __future__ import annotations
+
+import re
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -81,6 +84,24 @@ def assert_view_shape_is_the_stores(project) -> tuple[str, bool]:
     return touched, row[-1]
 
 
+# The merge-on-read refresh finds which changed keys have a base row by a scan of the base rows'
+# keys: with every changed key in each task (a broadcast) up to this many, else through the
+# default layout's MERGE filter. The property's runs alternate the two (a limit of 0 on odd runs).
+BROADCAST_KEY_LIMIT = 1000000
+
+
+def assert_base_key_lookup(output: str, kind: str, broadcast: bool) -> None:
+    """A merge-on-read refresh that changed keys looked them up among the base rows' keys by a
+    broadcast, or else through the MERGE filter `kind` (merge_filter), and said which."""
+    found = re.search(r"wide_mor: (\d+) changed keys", output)
+    if found is None or int(found.group(1)) == 0:
+        return
+    broadcasts = "wide_mor: the refresh looks the base rows' keys up among the" in output
+    said = {"exact": "the exact hashes", "in_list": "an IN list", "bloom": "a bloom filter"}
+    filtered = f"wide_mor: the refresh reads the base rows' keys through {said[kind]}" in output
+    assert (broadcasts, filtered) == (broadcast, not broadcast), output
+
+
 def run_log(project) -> str:
     return (project.root / "logs" / "dbt.log").read_text()
 
@@ -105,11 +126,14 @@ def test_partial_update_equals_full_rebuild(spark, table_format, tmp_path_factor
             inputs.apply(op)
         kind = nth_merge_filter(first_filter, run_index)
         compact = compactions[run_index % len(compactions)]
+        broadcast = run_index % 2 == 0
         with merge_filter(spark, kind) as hash_list_limit:
-            run = project.dbt("run", "--vars", f"{{dbt_multijoin_hash_list_limit: {hash_list_limit}, dbt_multijoin_compact: {str(compact).lower()}}}")
+            run = project.dbt("run", "--vars", f"{{dbt_multijoin_hash_list_limit: {hash_list_limit}, dbt_multijoin_compact: {str(compact).lower()}, "
+                              f"dbt_multijoin_broadcast_key_limit: {BROADCAST_KEY_LIMIT if broadcast else 0}}}")
         assert_equals_full_rebuild(project, run)
         assert "wide: partial update" in run.output and "wide_mor: partial update" in run.output
         assert_merge_filter(run.output, kind, inputs.writes > writes)
+        assert_base_key_lookup(run.output, kind, broadcast)
         assert ("wide_mor: compacting" in run.output) >= compact, run.output
         steps += "wide_mor: the compaction folds the delta rows of key bucket(s)" in run.output
         touched, null_keyed_branch = assert_view_shape_is_the_stores(project)
