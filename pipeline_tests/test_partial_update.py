@@ -7,8 +7,9 @@ deletes and key moves through input b's change feed; NULL keys; several inputs c
 in one run; inputs that change nothing; whole compactions at random runs, and a compaction's steps
 (the delta rows of some key buckets folded, the others' left) whenever the delta rows pass their
 bound; the merge-on-read refresh's lookup of the changed keys among the base rows' by a broadcast
-and through each of the MERGE's filters. Every input keeps at most one row per key. And a merge-on-read model wider than the columns
-the formats keep file statistics of by default reads its delta rows without its base files.
+and through each of the MERGE's filters. Every input keeps at most one row per key. And a
+merge-on-read model wider than the columns the formats keep file statistics of by default reads its
+delta rows without its base files.
 """
 
 from __future__ import annotations
