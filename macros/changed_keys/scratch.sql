@@ -112,7 +112,13 @@
   {#- The run's scratch objects; with `leftovers`, at the start of a run that reads changes, also
       the views an earlier run of the model in this session may have left. -#}
   {%- do dbt_multijoin._mj_drop_changes_views(plan, leftovers) -%}
-  {%- for table in [dbt_multijoin._mj_changed_keys_table(relation), dbt_multijoin._mj_changed_rows_table(relation), dbt_multijoin._mj_null_rows_table(relation)] -%}
+  {%- set tables = [dbt_multijoin._mj_changed_keys_table(relation), dbt_multijoin._mj_changed_rows_table(relation), dbt_multijoin._mj_null_rows_table(relation)] -%}
+  {#- An earlier release's merge-on-read refresh wrote the lookup of base keys to a table of its
+      own, which a run killed before its drop left behind: no run writes it now. -#}
+  {%- if leftovers -%}
+    {%- do tables.append(dbt_multijoin._mj_sibling(relation, '__dbt_mj_in_base')) -%}
+  {%- endif -%}
+  {%- for table in tables -%}
     {%- do dbt_multijoin._mj_drop_own_table_if_present(table) -%}
   {%- endfor -%}
 {%- endmacro %}
