@@ -20,7 +20,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from testkit.properties import PIPELINE_EXAMPLES, PIPELINE_SETTINGS
-from testkit.input_changes import BATCHES, FIRST_MERGE_FILTER, INPUTS, ONLY_THE_CLOCK, TIES_AT_THE_MARK, Inputs, assert_merge_filter, full_rebuild, merge_filter, model_sql, nth_merge_filter
+from testkit.input_changes import BATCHES, FIRST_MERGE_FILTER, INPUTS, MERGE_FILTER_WORDS, ONLY_THE_CLOCK, TIES_AT_THE_MARK, Inputs, assert_merge_filter, full_rebuild, merge_filter, model_sql, nth_merge_filter
 
 # A delete of b's NULL-keyed row alone (b's fourth row, its only one): the run reads b's change feed
 # only and no changed row has a key (a run that read only change feeds and found no keyed row once
@@ -98,8 +98,7 @@ def assert_base_key_lookup(output: str, kind: str, broadcast: bool) -> None:
     if found is None or int(found.group(1)) == 0:
         return
     broadcasts = "wide_mor: the refresh looks the base rows' keys up among the" in output
-    said = {"exact": "the exact hashes", "in_list": "an IN list", "bloom": "a bloom filter"}
-    filtered = f"wide_mor: the refresh reads the base rows' keys through {said[kind]}" in output
+    filtered = f"wide_mor: the refresh reads the base rows' keys through {MERGE_FILTER_WORDS[kind]}" in output
     assert (broadcasts, filtered) == (broadcast, not broadcast), output
 
 
@@ -244,7 +243,7 @@ def test_a_wide_models_store_reads_its_delta_rows_and_skips_its_base_files(proje
     spark.sql(f"create table {table('wide_mor__dbt_mj_in_base')} using parquet as select 3 as k")
     refreshed = project.dbt("run")
     assert refreshed.success and "wide_mor: partial update" in refreshed.output, refreshed.describe()
-    assert not [t for t in project.tables() if "__dbt_mj_" in t and not t.endswith("__dbt_mj_store")]
+    assert not scratch_objects(project)
     store = table("wide_mor__dbt_mj_store")
     store_files, _, _ = scan_size(spark, f"select * from {store}")
     delta_files, _, _ = scan_size(spark, f"select * from {store} where dbt_multijoin_seq > 0")

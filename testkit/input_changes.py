@@ -55,6 +55,8 @@ ONLY_THE_CLOCK = [[("advance", "a", 0, 0)]]
 # An example's runs take them in turn from a drawn first one, so that every example of 3 runs
 # or more, pinned ones included, goes through all three.
 MERGE_FILTERS = ("exact", "in_list", "bloom")
+# What a run's log says of each filter, after "... through ".
+MERGE_FILTER_WORDS = {"exact": "the exact hashes", "in_list": "an IN list", "bloom": "a bloom filter"}
 FIRST_MERGE_FILTER = st.integers(0, len(MERGE_FILTERS) - 1)
 
 
@@ -224,6 +226,5 @@ def assert_merge_filter(output: str, kind: str, wrote: bool) -> None:
         assert not counts and "the MERGE reads the target" not in output, output
         return
     assert counts, output
-    said = {"exact": "the exact hashes", "in_list": "an IN list", "bloom": "a bloom filter"}
-    for each, words in said.items():
+    for each, words in MERGE_FILTER_WORDS.items():
         assert (f"the MERGE reads the target through {words}" in output) == (counts[-1] > 0 and each == kind), output
