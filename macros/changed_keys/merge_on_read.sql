@@ -547,19 +547,29 @@
       changed keys. Up to _mj_mor_broadcast_key_limit changed keys, each task holds them all
       (a broadcast) and looks every base key up once; a hash or bloom filter before that lookup
       would only hash every base key a second time. Above it, the filter keeps the join's shuffle
-      to the changed keys' rows and about 1% of the others. -#}
+      to the changed keys' rows and about 1% of the others. The keys found join the changed rows
+      as an EXISTS (an existence join): a key found twice cannot double its row, so they need no
+      DISTINCT, and up to the limit they are broadcast like the changed keys they are some of, so
+      neither they nor the changed rows are shuffled for it. -#}
   {%- if key_count <= dbt_multijoin._mj_mor_broadcast_key_limit() -%}
-    {%- set hint, filter = '/*+ BROADCAST(changed) */ ', none -%}
+    {%- set hint, found_hint, filter = '/*+ BROADCAST(changed) */ ', '/*+ BROADCAST(in_base) */ ', none -%}
     {%- do log("dbt_multijoin: " ~ model.name ~ ": the refresh looks the base rows' keys up among the " ~ key_count ~ " changed keys, which every task holds (a broadcast)", info=True) -%}
   {%- else -%}
-    {%- set hint = '' -%}
+    {%- set hint, found_hint = '', '' -%}
     {%- set filter = dbt_multijoin._mj_replaced_rows_filter(adapter.get_columns_in_relation(store), key_table, keys, key_count, reader='the refresh reads the base rows\' keys') -%}
   {%- endif -%}
-  {%- set in_base = 'select ' ~ hint ~ 'distinct ' ~ dbt_multijoin._mj_column_list(keys, 'target') ~ ' from ' ~ store ~ ' as target left semi join ' ~ key_table ~ ' as changed on ' ~ dbt_multijoin._mj_same_keys('target', 'changed', keys)
+  {%- set in_base = 'select ' ~ hint ~ dbt_multijoin._mj_column_list(keys, 'target') ~ ' from ' ~ store ~ ' as target left semi join ' ~ key_table ~ ' as changed on ' ~ dbt_multijoin._mj_same_keys('target', 'changed', keys)
       ~ ' where target.dbt_multijoin_seq = 0' ~ (' and ' ~ filter if filter else '') -%}
-  {%- do dbt_multijoin._mj_write_scratch_table(rows_table,
-      'select source.*, in_base.' ~ dbt_multijoin._mj_quote(keys[0]) ~ ' is not null as dbt_multijoin_has_base_row from (\n' ~ dbt_multijoin._mj_partial_merge_source(plan, changed, null_replaced)
-      ~ '\n) as source left outer join (\n' ~ in_base ~ '\n) as in_base on ' ~ dbt_multijoin._mj_same_keys('in_base', 'source', keys), 'dbt_multijoin_changed_rows') -%}
+  {#- On the keyed rows alone: the NULL-keyed rows and markers have no base row to find, and Spark
+      (both lines) fails to push a projection holding a correlated EXISTS through a UNION
+      (`key not found` in its optimizer rule PushProjectionThroughUnion). -#}
+  {%- set parts = dbt_multijoin._mj_partial_merge_source_parts(plan, changed, null_replaced) -%}
+  {%- set rows = ['select keyed.*, exists(select ' ~ found_hint ~ '1 from (\n' ~ in_base ~ '\n) as in_base where ' ~ dbt_multijoin._mj_same_keys('in_base', 'keyed', keys) ~ ') as dbt_multijoin_has_base_row\n'
+      ~ 'from (\n' ~ parts['keyed'] ~ '\n) as keyed'] -%}
+  {%- for part in parts['null_keyed'] -%}
+    {%- do rows.append('select *, false as dbt_multijoin_has_base_row from (\n' ~ part ~ '\n) as null_keyed') -%}
+  {%- endfor -%}
+  {%- do dbt_multijoin._mj_write_scratch_table(rows_table, rows | join('\nunion all\n'), 'dbt_multijoin_changed_rows') -%}
 
   {%- set items = [] -%}
   {%- for k in keys -%}

@@ -188,11 +188,19 @@
 
 
 {% macro _mj_partial_merge_source(plan, changed, null_replaced) -%}
-  {#- The MERGE's source: one row per changed non-NULL key, and for each input of `null_replaced`
-      (_mj_write_null_rows) its NULL-keyed rows (the NULL-rows table) and a marker that deletes the
-      table's NULL-keyed rows of that input. Its columns: the keys, dbt_multijoin_null_group (the
-      index of the input whose NULL-keyed rows a marker deletes, else NULL), and per changed input
-      its touched and present flags and its columns. -#}
+  {#- The MERGE's source: its parts (_mj_partial_merge_source_parts) as one query. -#}
+  {%- set parts = dbt_multijoin._mj_partial_merge_source_parts(plan, changed, null_replaced) -%}
+  {{- return(([parts['keyed']] + parts['null_keyed']) | join('\nunion all\n')) -}}
+{%- endmacro %}
+
+
+{% macro _mj_partial_merge_source_parts(plan, changed, null_replaced) -%}
+  {#- The parts of the MERGE's source, {keyed: one row per changed non-NULL key, null_keyed: for
+      each input of `null_replaced` (_mj_write_null_rows) its NULL-keyed rows (the NULL-rows table)
+      and a marker that deletes the table's NULL-keyed rows of that input}, each a query of the
+      same columns: the keys, dbt_multijoin_null_group (the index of the input whose NULL-keyed
+      rows a marker deletes, else NULL), and per changed input its touched and present flags and
+      its columns. -#}
   {%- set spec = plan['spec'] -%}
   {%- set key_list = dbt_multijoin._mj_column_list(spec['keys']) -%}
   {%- set per_key = [key_list, 'cast(null as int) as dbt_multijoin_null_group'] -%}
@@ -206,7 +214,8 @@
       {%- do per_key.append('first(' ~ name ~ ') filter (where ' ~ mine ~ ') as ' ~ name) -%}
     {%- endfor -%}
   {%- endfor -%}
-  {%- set parts = ['select ' ~ per_key | join(', ') ~ '\nfrom ' ~ dbt_multijoin._mj_changes_view() ~ '\nwhere not (' ~ dbt_multijoin._mj_any_key_null(none, spec['keys']) ~ ')\ngroup by ' ~ key_list] -%}
+  {%- set keyed = 'select ' ~ per_key | join(', ') ~ '\nfrom ' ~ dbt_multijoin._mj_changes_view() ~ '\nwhere not (' ~ dbt_multijoin._mj_any_key_null(none, spec['keys']) ~ ')\ngroup by ' ~ key_list -%}
+  {%- set parts = [] -%}
   {%- if null_replaced -%}
     {%- set null_rows = [key_list, 'dbt_multijoin_null_group'] -%}
     {%- for index in changed -%}
@@ -233,7 +242,7 @@
     {%- endfor -%}
     {%- do parts.append('select ' ~ items | join(', ')) -%}
   {%- endfor -%}
-  {{- return(parts | join('\nunion all\n')) -}}
+  {{- return({'keyed': keyed, 'null_keyed': parts}) -}}
 {%- endmacro %}
 
 
