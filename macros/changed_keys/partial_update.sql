@@ -215,7 +215,7 @@
     {%- endfor -%}
   {%- endfor -%}
   {%- set keyed = 'select ' ~ per_key | join(', ') ~ '\nfrom ' ~ dbt_multijoin._mj_changes_view() ~ '\nwhere not (' ~ dbt_multijoin._mj_any_key_null(none, spec['keys']) ~ ')\ngroup by ' ~ key_list -%}
-  {%- set parts = [] -%}
+  {%- set null_keyed = [] -%}
   {%- if null_replaced -%}
     {%- set null_rows = [key_list, 'dbt_multijoin_null_group'] -%}
     {%- for index in changed -%}
@@ -226,7 +226,7 @@
         {%- do null_rows.append(dbt_multijoin._mj_quote(item['output_name']) if own else 'null') -%}
       {%- endfor -%}
     {%- endfor -%}
-    {%- do parts.append('select ' ~ null_rows | join(', ') ~ ' from ' ~ dbt_multijoin._mj_null_rows_table(this)) -%}
+    {%- do null_keyed.append('select ' ~ null_rows | join(', ') ~ ' from ' ~ dbt_multijoin._mj_null_rows_table(this)) -%}
   {%- endif -%}
   {%- for index in null_replaced -%}
     {%- set items = [] -%}
@@ -240,9 +240,9 @@
         {%- do items.append('null') -%}
       {%- endfor -%}
     {%- endfor -%}
-    {%- do parts.append('select ' ~ items | join(', ')) -%}
+    {%- do null_keyed.append('select ' ~ items | join(', ')) -%}
   {%- endfor -%}
-  {{- return({'keyed': keyed, 'null_keyed': parts}) -}}
+  {{- return({'keyed': keyed, 'null_keyed': null_keyed}) -}}
 {%- endmacro %}
 
 
