@@ -422,6 +422,10 @@ def test_a_model_switched_between_layouts_is_rebuilt_once_and_leaves_no_data_fil
     refused = project.dbt("run")
     assert not refused.success, refused.describe()
     assert "model 'switched': compaction_max_delta_rows must be a whole number of at least 1, got '0'" in refused.output, refused.output
+    project.model("switched", SWITCHED.format(layout=", layout='merge_on_read', compaction_max_delta_files=2.5"))
+    refused = project.dbt("run")
+    assert not refused.success, refused.describe()
+    assert "model 'switched': compaction_max_delta_files must be a whole number of at least 1, got '2.5'" in refused.output, refused.output
     # So does a partitioning of the model's own (the store's is the key bucket), and a compaction
     # asked for in words the var does not take.
     project.model("switched", SWITCHED.format(layout=", layout='merge_on_read', partition_by='a_v'"))

@@ -6,8 +6,9 @@ and in-place updates of inputs tracked by a column, with values that tie the rec
 deletes and key moves through input b's change feed; NULL keys; several inputs changing one key
 in one run; inputs that change nothing; whole compactions at random runs, and a compaction's steps
 (the delta rows of some key buckets folded, the others' left) whenever the delta rows pass their
-bound; the merge-on-read refresh's lookup of the changed keys among the base rows' by a broadcast
-and through each of the MERGE's filters. Every input keeps at most one row per key. And a
+bound, and the delta rows rewritten into a file per key bucket whenever their files pass theirs;
+the merge-on-read refresh's lookup of the changed keys among the base rows' by a broadcast and
+through each of the MERGE's filters. Every input keeps at most one row per key. And a
 merge-on-read model wider than the columns the formats keep file statistics of by default reads its
 delta rows without its base files.
 """
@@ -41,9 +42,13 @@ KEY_LEAVES_ONE_INPUT = [[("move", "b", 0, 5), ("delete", "b", 1, None), ("insert
 # whole when a run asks (COMPACTIONS), and past 5 delta rows folds the key buckets (of 4) holding
 # the most until at most 3 are left (whole past 10, which it would not broadcast): these tables
 # are so small that any share of the base would compact on nearly every run, and the delta rows
-# of several runs would never be read together.
+# of several runs would never be read together. A run that does not compact rewrites the delta
+# rows into a file per bucket once they are in more than 2 files (a refresh writes a file per
+# bucket and write task), which these runs' changes pass about every other run.
 LAYOUTS = {"wide": None, "wide_mor": "merge_on_read"}
-MOR_COMPACTION = {"compaction_share": 1000, "compaction_max_delta_rows": 5, "compaction_buckets": 4}
+MAX_DELTA_FILES, BUCKETS = 2, 4
+MOR_COMPACTION = {"compaction_share": 1000, "compaction_max_delta_rows": 5, "compaction_buckets": BUCKETS,
+                  "compaction_max_delta_files": MAX_DELTA_FILES}
 PINNED = ONLY_A_NULL_KEY_OF_A_FEED + KEY_LEAVES_ONE_INPUT + TIES_AT_THE_MARK + ONLY_THE_CLOCK
 # Per run of an example, whether it asks the merge-on-read model to compact.
 COMPACTIONS = st.lists(st.booleans(), min_size=3, max_size=3)
@@ -102,6 +107,13 @@ def assert_base_key_lookup(output: str, kind: str, broadcast: bool) -> None:
     assert (broadcasts, filtered) == (broadcast, not broadcast), output
 
 
+def delta_files(project) -> int:
+    """The data files holding the merge-on-read store's delta rows."""
+    store = project.table("wide_mor__dbt_mj_store")
+    return project.spark.sql(f"select count(distinct file) from (select input_file_name() as file from {store} "
+                             "where dbt_multijoin_seq > 0)").first()[0]
+
+
 def run_log(project) -> str:
     return (project.root / "logs" / "dbt.log").read_text()
 
@@ -119,7 +131,7 @@ def test_partial_update_equals_full_rebuild(spark, table_format, tmp_path_factor
     for name, layout in LAYOUTS.items():
         project.model(name, model_sql(one_row_per_key=True, layout=layout, **(MOR_COMPACTION if layout else {})))
     assert_equals_full_rebuild(project, project.dbt("run"))
-    widened_runs, touched_after_a_run, steps, markers_alone = 0, False, 0, False
+    widened_runs, touched_after_a_run, steps, markers_alone, gathers = 0, False, 0, False, 0
     for run_index, batch in enumerate(batches):
         writes = inputs.writes
         for op in batch:
@@ -136,6 +148,12 @@ def test_partial_update_equals_full_rebuild(spark, table_format, tmp_path_factor
         assert_base_key_lookup(run.output, kind, broadcast)
         assert ("wide_mor: compacting" in run.output) >= compact, run.output
         steps += "wide_mor: the compaction folds the delta rows of key bucket(s)" in run.output
+        # A run that compacted nothing leaves the delta rows in at most MAX_DELTA_FILES files, or
+        # rewrote them into a file per bucket; readers see the rebuild's rows either way (above).
+        gathered = re.search(r"wide_mor: the \d+ delta rows are in \d+ files, past compaction_max_delta_files", run.output) is not None
+        gathers += gathered
+        if "wide_mor: compacting" not in run.output:
+            assert delta_files(project) <= (BUCKETS if gathered else MAX_DELTA_FILES), run.output
         touched, null_keyed_branch = assert_view_shape_is_the_stores(project)
         touched_after_a_run |= bool(touched)
         # A NULL-keyed delta row touches its input: a branch with no input is markers alone.
@@ -155,6 +173,8 @@ def test_partial_update_equals_full_rebuild(spark, table_format, tmp_path_factor
     assert steps > 0 or batches != PINNED
     # And some run left markers as the store's only delta rows.
     assert markers_alone or batches != PINNED
+    # And some run gathered the delta rows of several runs into a file per bucket.
+    assert gathers > 0 or batches != PINNED
     properties = project.properties("wide")
     # The table still records the operator its full build used; the refreshes joined nothing.
     assert properties["dbt_multijoin.operator"] == "MultiJoin"

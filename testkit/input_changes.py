@@ -72,7 +72,7 @@ def model_sql(feed_input: str = "b", one_row_per_key: bool = False, layout: str 
     """The changed_keys model over inputs a, `feed_input` (read through its change feed) and c;
     with `one_row_per_key`, declared so (refreshed by partial updates); with `layout`, in that
     layout ('merge_on_read', with the `compaction` settings given: compaction_share,
-    compaction_max_delta_rows, compaction_buckets)."""
+    compaction_max_delta_rows, compaction_buckets, compaction_max_delta_files)."""
     names = ["a", feed_input, "c"]
     sources = ", ".join(f"source('inputs', '{name}')" for name in names)
     columns = ", ".join(f"'{name}': ['id', 'v', 'w']" for name in names)

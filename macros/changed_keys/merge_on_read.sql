@@ -235,12 +235,14 @@
   {#- What the store holds, in one query after a write: {delta_rows, highest_seq,
       null_keyed_delta_rows (whether a delta row is NULL-keyed or a marker: the view then needs
       its branch of NULL-keyed rows), new_key_rows (the delta rows of keys no base
-      row has), base_rows (with `whole`; else none), touched_inputs (of the first `inputs` inputs,
+      row has), delta_files (the data files holding delta rows, for _mj_mor_gather_delta; none
+      with `whole`), base_rows (with `whole`; else none), touched_inputs (of the first `inputs` inputs,
       the indexes of those some delta row touches), bucket_delta_rows and bucket_new_key_rows (of
       the first `buckets` key buckets, per bucket, its delta rows and those of keys no base row
       has)}. Without `whole` it reads the delta rows alone (the formats' file statistics skip the
       base files by the filter); the base rows are counted only after a build or a compaction,
-      which wrote them. -#}
+      which wrote them. Counting the delta's files costs a set of file names per task (an
+      aggregate Spark does not compile), paid on the delta rows alone. -#}
   {%- set touched = [] -%}
   {%- for index in range(inputs) -%}
     {%- do touched.append(', coalesce(max(dbt_multijoin_seq > 0 and ' ~ dbt_multijoin._mj_mor_touched(index) ~ '), false) as touched_' ~ index) -%}
@@ -253,14 +255,15 @@
       'select count_if(dbt_multijoin_seq > 0) as delta_rows, coalesce(max(dbt_multijoin_seq), 0) as highest_seq, '
       ~ 'count_if(dbt_multijoin_seq > 0 and not dbt_multijoin_in_base) as new_key_rows, '
       ~ 'coalesce(max(dbt_multijoin_seq > 0 and dbt_multijoin_null_group is not null), false) as null_keyed_delta_rows'
-      ~ (', count_if(dbt_multijoin_seq = 0) as base_rows' if whole else '')
+      ~ (', count_if(dbt_multijoin_seq = 0) as base_rows' if whole else ', size(collect_set(dbt_multijoin_file)) as delta_files')
       ~ touched | join('')
-      ~ ' from ' ~ store ~ ('' if whole else ' where dbt_multijoin_seq > 0'))[0] -%}
+      ~ (' from ' ~ store if whole else ' from (select *, input_file_name() as dbt_multijoin_file from ' ~ store ~ ' where dbt_multijoin_seq > 0) as stored'))[0] -%}
   {%- set touched_inputs = [] -%}
   {%- for index in range(inputs) if (state['touched_' ~ index] | string | lower) in ['true', '1'] -%}
     {%- do touched_inputs.append(index) -%}
   {%- endfor -%}
   {{- return({'delta_rows': state['delta_rows'] | int, 'highest_seq': state['highest_seq'] | int, 'new_key_rows': state['new_key_rows'] | int,
+      'delta_files': none if whole else state['delta_files'] | int,
       'null_keyed_delta_rows': (state['null_keyed_delta_rows'] | string | lower) in ['true', '1'],
       'base_rows': state['base_rows'] | int if whole else none,
       'touched_inputs': touched_inputs,
@@ -279,10 +282,11 @@
 
 
 {% macro _mj_mor_compaction_setting(name, model_config=none) -%}
-  {#- The model's compaction setting `name` (compaction_share, compaction_max_delta_rows), or its
+  {#- The model's compaction setting `name` (compaction_share, compaction_max_delta_rows,
+      compaction_buckets, compaction_max_delta_files), or its
       default: from the run's config, or from `model_config` (dbt_multijoin.compact, which has
       the model's node, not its run). Unchecked: a run checks them when it plans (_mj_mor_check). -#}
-  {%- set defaults = {'compaction_share': 0.03, 'compaction_max_delta_rows': 1000000, 'compaction_buckets': 8} -%}
+  {%- set defaults = {'compaction_share': 0.03, 'compaction_max_delta_rows': 1000000, 'compaction_buckets': 8, 'compaction_max_delta_files': none} -%}
   {{- return((config if model_config is none else model_config).get(name, defaults[name])) -}}
 {%- endmacro %}
 
@@ -336,6 +340,26 @@
 {%- endmacro %}
 
 
+{% macro _mj_mor_max_delta_files() -%}
+  {#- Gather the delta rows into a file per key bucket once they are spread over more than this
+      many data files (the model's `compaction_max_delta_files`; by default 4 per key bucket).
+      A refresh's MERGE writes the rows it changes into new files (one per key bucket and write
+      task), and on Iceberg a position delete file for each earlier delta file holding a key it
+      changes again. So the delta's files grow with the runs since the last compaction, not with
+      its rows: a model whose runs change few keys reaches its compaction_share after many runs,
+      and meanwhile every reader of the view and every refresh's MERGE pays a task, and on
+      Iceberg the delete files, per file (_mj_mor_gather_delta). -#}
+  {%- set files = dbt_multijoin._mj_mor_compaction_setting('compaction_max_delta_files') -%}
+  {%- if files is none -%}
+    {{- return(4 * dbt_multijoin._mj_mor_buckets()) -}}
+  {%- endif -%}
+  {%- if files is not number or files is not integer or files < 1 -%}
+    {%- do dbt_multijoin._mj_fail("compaction_max_delta_files must be a whole number of at least 1, got '" ~ files ~ "'") -%}
+  {%- endif -%}
+  {{- return(files) -}}
+{%- endmacro %}
+
+
 {% macro _mj_mor_buckets() -%}
   {#- How many key buckets the store is partitioned into (the model's `compaction_buckets`, 8 by
       default): a compaction due in a run folds the delta rows of some of them (_mj_mor_settle). -#}
@@ -375,6 +399,7 @@
   {%- do dbt_multijoin._mj_mor_compaction_share() -%}
   {%- do dbt_multijoin._mj_mor_compaction_max_delta_rows() -%}
   {%- do dbt_multijoin._mj_mor_buckets() -%}
+  {%- do dbt_multijoin._mj_mor_max_delta_files() -%}
   {%- do dbt_multijoin._mj_mor_compaction_asked() -%}
   {%- for setting in ['partition_by', 'clustered_by'] if config.get(setting) -%}
     {%- do dbt_multijoin._mj_fail("layout 'merge_on_read' partitions its store by a bucket of the key (compaction_buckets), so " ~ setting ~ " cannot be set, got '" ~ config.get(setting) ~ "'") -%}
@@ -806,6 +831,30 @@
 {%- endmacro %}
 
 
+{% macro _mj_mor_gather_delta(name, store, keys, state) -%}
+  {#- Where the delta rows (`state`: _mj_mor_store_state) are spread over more than
+      _mj_mor_max_delta_files data files, rewrite them into a file per key bucket, sorted by the
+      key, in one statement (one commit): the same rows replace every delta row up to the highest
+      sequence, and the base files stay as they are. No reader sees a row change, and a run
+      stopped before the commit leaves the files as they were. Delta files hold delta rows alone
+      (a refresh's MERGE writes them; a build and a compaction write base rows), so the
+      replacement drops whole files, which the sequence's file statistics tell apart, and with
+      them the deletes written against them. The shuffle by bucket puts each bucket's rows in
+      one task, whatever Spark's file packing of the store's reads. -#}
+  {%- set limit = dbt_multijoin._mj_mor_max_delta_files() -%}
+  {%- if state['delta_files'] <= limit -%}
+    {{- return(none) -}}
+  {%- endif -%}
+  {%- do log("dbt_multijoin: " ~ name ~ ": the " ~ state['delta_rows'] ~ " delta rows are in " ~ state['delta_files'] ~ " files, past compaction_max_delta_files " ~ limit ~ ": rewritten into a file per key bucket", info=True) -%}
+  {%- set delta = 'dbt_multijoin_seq > 0 and dbt_multijoin_seq <= ' ~ state['highest_seq'] -%}
+  {%- call statement('dbt_multijoin_gather_delta') -%}
+    insert into {{ store }} replace where {{ delta }}
+    select * from {{ store }} where {{ delta }}
+    distribute by dbt_multijoin_bucket sort by dbt_multijoin_bucket, {{ dbt_multijoin._mj_column_list(keys) }}
+  {%- endcall -%}
+{%- endmacro %}
+
+
 {% macro _mj_mor_compaction_asked() -%}
   {#- The run var dbt_multijoin_compact: 'whole' (true: fold every delta row, whatever their
       share), 'step' (fold the key buckets a compaction due would, _mj_mor_step, due or not: a step
@@ -853,8 +902,10 @@
       of the store's rewrite, and so does one the run var dbt_multijoin_compact='step' asks for; the
       whole store at once where dbt_multijoin_compact=true asks for it (whatever the delta rows),
       where every bucket is due, and where the compaction sorts the store again or joins the delta
-      rows by a shuffle (_mj_mor_compact). One query of the store when it does not compact.
-      Returns {base_rows, unranged_rows} to record, or none when it did not compact. -#}
+      rows by a shuffle (_mj_mor_compact). One query of the store when it does not compact, and
+      then a rewrite of the delta rows alone where they are spread over too many files
+      (_mj_mor_gather_delta). Returns {base_rows, unranged_rows} to record, or none when it did
+      not compact. -#}
   {%- set store = plan['store'] -%}
   {%- set base_rows = (plan['recorded_properties'].get('dbt_multijoin.mor.base_rows', '0') | int) -%}
   {%- set inputs = plan['spec']['inputs'] | length -%}
@@ -869,6 +920,7 @@
   {%- set past_rows = state['delta_rows'] > max_rows -%}
   {%- if not (asked or past_share or past_rows) -%}
     {%- do log("dbt_multijoin: " ~ model.name ~ ": " ~ state['delta_rows'] ~ " delta rows beside " ~ base_rows ~ " base rows (compaction past " ~ share ~ " of them or past " ~ max_rows ~ " rows)", info=True) -%}
+    {%- do dbt_multijoin._mj_mor_gather_delta(model.name, store, plan['keys'], state) -%}
     {%- do dbt_multijoin._mj_mor_narrow_view(plan, state) -%}
     {{- return(none) -}}
   {%- endif -%}
@@ -882,6 +934,7 @@
     {%- set step_buckets = dbt_multijoin._mj_mor_step(state, limit if past_share or past_rows else [limit, state['delta_rows']] | min) -%}
     {%- if step_buckets == [] -%}
       {%- do log("dbt_multijoin: " ~ model.name ~ ": no compaction step: " ~ state['delta_rows'] ~ " delta rows beside " ~ base_rows ~ " base rows", info=True) -%}
+      {%- do dbt_multijoin._mj_mor_gather_delta(model.name, store, plan['keys'], state) -%}
       {%- do dbt_multijoin._mj_mor_narrow_view(plan, state) -%}
       {{- return(none) -}}
     {%- endif -%}
