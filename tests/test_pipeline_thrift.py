@@ -274,8 +274,8 @@ MERGE_ON_READ_MODEL = PARTIAL_UPDATE_MODEL.replace("one_row_per_key=true", "one_
 
 def test_server_killed_during_a_merge_on_read_refresh_and_compaction(servers, tmp_path):
     """A merge-on-read model (layout='merge_on_read') whose server is killed -9 while a refresh
-    merges its delta rows, and again while a compaction's step rewrites some key buckets of the
-    store: after each kill
+    merges its delta rows, while a run rewrites the delta rows into a file per key bucket, and
+    while a compaction's step rewrites some key buckets of the store: after each kill
     readers see the table as before the statement or as after it, never a mix; the next run leaves
     exactly a full rebuild's rows, and after the compaction that follows no delta row is left."""
     server = servers("iceberg")
@@ -303,11 +303,26 @@ def test_server_killed_during_a_merge_on_read_refresh_and_compaction(servers, tm
     assert again.returncode == 0, again.describe()
     assert rows() == after
 
+    # Killed while a run rewrites the delta rows into a file per key bucket (past
+    # compaction_max_delta_files, 1 here), after its MERGE: readers see the MERGE's rows, and the
+    # next run, which applies the same changes again, rewrites them.
+    (project.root / "models" / "wide.sql").write_text(MERGE_ON_READ_MODEL.replace("compaction_share=100", "compaction_share=100, compaction_max_delta_files=1"))
+    hive_execute(port, f"update {schema}.b set b_v = b_v + 1000, updated_at = 2")
+    after = rebuilt()
+    log = _kill_during_a_run(server, project, "replace where dbt_multijoin_seq > 0", runs_before=0, settle=0.2)
+    assert "past compaction_max_delta_files 1: rewritten into a file per key bucket" in log
+    assert rows() == after
+    again = project.dbt("run")
+    assert again.returncode == 0 and "rewritten into a file per key bucket" in again.output, again.describe()
+    assert rows() == after
+    delta_files = f"select count(distinct file) from (select input_file_name() as file from {schema}.wide__dbt_mj_store where dbt_multijoin_seq > 0) as delta"
+    assert hive_query(port, delta_files)[0][0] <= 8
+
     # Killed in a compaction's step (as a run folds one when due: the same statement as a whole
     # compaction's, over some key buckets' partitions).
     delta_rows = f"select count(*) from {schema}.wide__dbt_mj_store where dbt_multijoin_seq > 0"
     (held,) = hive_query(port, delta_rows)
-    log = _kill_during_a_run(server, project, "replace where dbt_multijoin_seq", runs_before=0, settle=0.5, args=("--vars", "{dbt_multijoin_compact: step}"))
+    log = _kill_during_a_run(server, project, "replace where dbt_multijoin_seq <=", runs_before=0, settle=0.5, args=("--vars", "{dbt_multijoin_compact: step}"))
     assert "wide: the compaction folds the delta rows of key bucket(s)" in log
     assert rows() == after
     stepped = project.dbt("run", "--vars", "{dbt_multijoin_compact: step}")
