@@ -40,6 +40,13 @@ whose refresh MERGEs the changes into it) is built and refreshed on the same day
 timed after `wide`'s and its rows checked against the rebuild: today's refresh, which the
 compaction (the same rewrite of every file, done once for many refreshes) is compared with.
 
+With --small-refreshes N, at the end (in the merge-on-read layout after the compaction on demand, so
+from an empty delta), N days of t1 alone, a tenth of a change day's rows each (--small-rows), each
+refreshed with no day of every input between, as a model whose runs change few keys is, with many
+refreshes between two compactions: per refresh its time, its MERGE's and its state query's,
+and the default layout's refresh of the same day; every SMALL_CHECK_EVERY of them the rows checked
+against a full rebuild, a reader's warm scans, and the files that hold the store's delta rows.
+
 With --table-format delta,iceberg, each format runs in a process of its own, one after the other
 (each format's runtime goes on its JVM's class path), into <results>/<format>/, and
 <results>/results.md reports them side by side.
@@ -57,6 +64,7 @@ the results) to benchmarks/results/<name>/ (--out DIR for any other place).
     .venv/bin/python -m benchmarks.partial_update --rows 500k,4m --k 4 --days 3 --shapes one_input,late_rows --changed-rows 20k --reps 1 --name partial-update-late-rows-delta   # late rows at the mark appended to one input, beside as many updated
     .venv/bin/python -m benchmarks.partial_update --rows 2m,4m --days 5 --layout merge_on_read --table-format iceberg --reps 2 --name partial-update-mor-iceberg
     .venv/bin/python -m benchmarks.partial_update --rows 2m,4m,8m,16m --table-format delta,iceberg --layout merge_on_read --shapes one_input,same_rows --reps 1 --no-daily-refresh   # both formats, both layouts, 1% and 20,000 rows of one input
+    .venv/bin/python -m benchmarks.partial_update --rows 2m --table-format iceberg,delta --layout merge_on_read --shapes one_input --reps 1 --days 3 --no-daily-refresh --small-refreshes 30   # 30 refreshes of 0.1% of t1 each
     .venv/bin/python -m benchmarks.partial_update --rows 50k --days 5 --reps 1 --out /tmp/pu-check   # a check
 """
 
@@ -143,6 +151,8 @@ READER = Target("a reader's warm full scan, view ÷ the rebuilt table, delta at 
 # leaves as it is; the threshold day fills the delta to THRESHOLD_FILL of it, short of a compaction.
 COMPACTION_SHARE, THRESHOLD_FILL = 0.03, 0.9
 TARGET_LARGE, TARGET_SMALL = 16_000_000, 2_000_000
+# Many small refreshes: the view checked against a full rebuild, and readers timed, every this many.
+SMALL_CHECK_EVERY = 10
 
 
 def tracking(i: int) -> str:
@@ -410,7 +420,8 @@ def compact(spark, project) -> dict:
     after, after_scan = timed_fingerprint(spark, project.table("wide"))
     if after != before:
         raise RuntimeError(f"the compaction changed what readers see: {before} against {after}")
-    return {"seconds": seconds, **io, "delta_share": share, "reader_scan_seconds": scan, "after_scan_seconds": after_scan,
+    return {"seconds": seconds, **io, "delta_share": share, "delta_share_after": delta_share(spark, project, "merge_on_read"),
+            "reader_scan_seconds": scan, "after_scan_seconds": after_scan,
             "statements": statements, "executions": executions}
 
 
@@ -598,6 +609,10 @@ def measure_size(spark, args, rows: int, directory: Path) -> dict:
         log(f"{rows_label(rows)}: compaction of {size['compaction']['delta_share']:.1%} delta rows "
             f"{size['compaction']['seconds']:.1f} s; a full scan of the view {size['compaction']['reader_scan_seconds']:.1f} s "
             f"before it, {size['compaction']['after_scan_seconds']:.1f} s after")
+    if args.small_refreshes:
+        # After the compaction on demand: from an empty delta, as after any compaction.
+        size["small_refreshes"], written = small_refreshes(spark, args, project, inputs, day + 1, beside)
+        day += args.small_refreshes
     stored = {"wide": store_table(project) if args.layout == "merge_on_read" else project.table("wide"),
               "wide_rebuild": project.table("wide_rebuild"), **{name: project.table(name) for name in beside}}
     size["tables_at_end"] = {name: table_facts(spark, args.table_format, table) for name, table in stored.items()}
@@ -644,6 +659,68 @@ def day_text(measured: dict) -> str:
             f"full rebuild {rebuild['seconds']:.1f} s (read {rebuild['input_bytes'] / MIB:.1f} MiB, shuffled "
             f"{rebuild['shuffle_write_bytes'] / MIB:.1f} MiB); equal rows: {measured['rows']:,}"
             + ("" if measured["delta_share"] is None else f"; delta rows {measured['delta_share']:.2%} of the base"))
+
+
+def small_refreshes(spark, args, project, inputs: Inputs, first_day: int, beside: list[str]) -> tuple[list[dict], dict]:
+    """--small-refreshes days of t1 alone, about --small-rows rows each, one after the other with no
+    day of every input between: a model whose runs change few keys, with many refreshes between two
+    compactions (in the merge-on-read layout they start after one). Per refresh: its seconds, its longest statements' (the MERGE into the store, the
+    state query after it, the rewrite of the delta's files into a file per key bucket), whether it
+    rewrote them or compacted, the delta share after it, and the default layout's refresh of the same
+    day. Every SMALL_CHECK_EVERY refreshes and after the last: the view and the default layout's
+    table checked against a full rebuild, a reader's warm scans (warm_scans), and the files holding
+    the store's delta rows (and, on Iceberg, its delete files). Returns the refreshes and the rows
+    the last day wrote."""
+    store = store_table(project) if args.layout == "merge_on_read" else None
+    rows = small_rows(args, inputs.rows)
+    out, written = [], {}
+    for n in range(1, args.small_refreshes + 1):
+        day = first_day + n - 1
+        when = f"{rows_label(inputs.rows)} small refresh {n} (day {day})"
+        written = inputs.apply_day(day, "one_input", rows)
+        run = dbt_run(spark, project, "wide")
+        require_partial_update(run, when)
+
+        def statement(prefix: str) -> float | None:
+            found = [seconds for seconds, text in run["statements"] if text.startswith(prefix)]
+            return round(sum(found), 3) if found else None
+
+        measured = {"n": n, "day": day, "rows_written": sum(written.values()), "changed_keys": run["changed_keys"],
+                    "seconds": run["seconds"], "input_bytes": run["input_bytes"],
+                    "merge_seconds": statement("merge into "),
+                    "state_seconds": statement("select count_if(dbt_multijoin_seq > 0)"),
+                    "rewrite_seconds": statement(f"insert into {store} replace where dbt_multijoin_seq > 0") if store else None,
+                    "rewrote": any("rewritten into a file per key bucket" in line for line in run["log"]),
+                    "compacted": any(": compacting" in line for line in run["log"]),
+                    "delta_share": delta_share(spark, project, args.layout)}
+        # Today's refresh of the same day: "wide_table_layout_refresh_seconds".
+        measured.update({f"{name}_seconds": r["seconds"] for name, r in refresh_beside(spark, project, beside, when).items()})
+        if n % SMALL_CHECK_EVERY == 0 or n == args.small_refreshes:
+            rebuild = dbt_run(spark, project, "wide_rebuild", "--full-refresh")
+            rebuilt = fingerprint(spark, project.table("wide_rebuild"))
+            for name in ["wide", *beside]:
+                if (found := fingerprint(spark, project.table(name))) != rebuilt:
+                    raise RuntimeError(f"{when}: {name} is not the full rebuild: rows and hash sums {found} against {rebuilt}")
+            measured.update({"rebuild_seconds": rebuild["seconds"], "equals_rebuild": True, "rows": rebuilt[0]})
+            if store:
+                measured.update(warm_scans(spark, project.table("wide"), project.table("wide_rebuild")))
+                measured.update(delta_files(spark, args.table_format, store))
+        out.append(measured)
+        log(f"{when}: refresh {measured['seconds']:.1f} s ({measured['changed_keys']:,} changed keys"
+            + (", rewrote the delta's files" if measured["rewrote"] else "") + (", compacted" if measured["compacted"] else "") + ")"
+            + ("" if measured["delta_share"] is None else f", delta rows {measured['delta_share']:.2%} of the base"))
+    return out, written
+
+
+def delta_files(spark, table_format: str, store: str) -> dict:
+    """The files holding the merge-on-read store's delta rows, and on Iceberg the store's delete
+    files (the position deletes a MERGE writes for the delta rows it replaces; Delta keeps one
+    deletion vector per file instead)."""
+    found = {"delta_files": spark.sql(f"select count(distinct file) from (select input_file_name() as file from {store} "
+                                      "where dbt_multijoin_seq > 0)").first()[0]}
+    if table_format == "iceberg":
+        found["delete_files"] = spark.sql(f"select count(*) from {store}.files where content > 0").first()[0]
+    return found
 
 
 def threshold_rows(spark, project, t1_rows: int) -> int:
@@ -772,6 +849,8 @@ def markdown(results: dict) -> str:
 
     if results.get("layout") == "merge_on_read":
         lines += merge_on_read_section(sizes, shapes)
+    if any(size.get("small_refreshes") for size in sizes):
+        lines += small_refreshes_section(sizes)
     lines += ["## Fixed cost, history and tables", ""]
     rows = []
     for size in sizes:
@@ -938,6 +1017,44 @@ def merge_on_read_section(sizes: list[dict], shapes: list[str]) -> list[str]:
     return lines
 
 
+def _median_of(runs: list[dict], key: str) -> str:
+    values = [run[key] for run in runs if run.get(key) is not None]
+    return f"{_median(values):.2f}" if values else "-"
+
+
+def small_refreshes_section(sizes: list[dict]) -> list[str]:
+    """The small refreshes (--small-refreshes), SMALL_CHECK_EVERY at a time: what they took beside
+    today's refresh of the same days, and where the store stood after the last of each group."""
+    lines = ["## Many small refreshes", "",
+             "At the end (in the merge-on-read layout after the compaction on demand: from an empty delta), days of t1 "
+             "alone, each a tenth of a change day's rows (or --small-rows), each refreshed, with no day of every input "
+             f"between: a model whose runs change few keys, with many refreshes between two compactions. Per group of {SMALL_CHECK_EVERY}: the medians of the refresh, of the default "
+             "layout's refresh of the same days, of the refresh's MERGE into the store and its state query after (each where "
+             "among the run's longest statements), the runs that rewrote the delta's files into a file per key bucket "
+             "(past compaction_max_delta_files) and that compacted; after the group's last, checked against a full "
+             "rebuild: the delta rows' share, the files holding them (and on Iceberg the store's delete files), and a "
+             "reader's warm full scan, view ÷ the rebuilt table.", ""]
+    rows = []
+    for size in sizes:
+        runs = size.get("small_refreshes") or []
+        for first in range(0, len(runs), SMALL_CHECK_EVERY):
+            group = runs[first:first + SMALL_CHECK_EVERY]
+            last = group[-1]
+            reader = (f"{last['reader_scan_warm_seconds'] / last['table_scan_warm_seconds']:.2f}"
+                      if last.get("reader_scan_warm_seconds") else "-")
+            rows.append([f"{size['rows']:,}", f"{group[0]['n']}-{last['n']}", f"{_median(r['changed_keys'] for r in group):,.0f}",
+                         _median_of(group, "seconds"), _median_of(group, "wide_table_layout_refresh_seconds"),
+                         _median_of(group, "merge_seconds"), _median_of(group, "state_seconds"),
+                         f"{sum(r['rewrote'] for r in group)} / {sum(r['compacted'] for r in group)}",
+                         "-" if last.get("delta_share") is None else f"{last['delta_share']:.2%}",
+                         str(last.get("delta_files", "-")), str(last.get("delete_files", "-")), reader,
+                         "yes" if last.get("equals_rebuild") else "-"])
+    lines += _table(["keys/input", "refreshes", "changed keys", "refresh s", "default layout's refresh s", "MERGE s",
+                     "state query s", "rewrote the delta's files / compacted", "delta share after", "delta files after",
+                     "delete files after", "warm view ÷ table after", "equals the rebuild"], rows)
+    return lines
+
+
 def notes(results: dict) -> list[str]:
     """What the results say, in sentences computed from them."""
     sizes = sorted(results["sizes"], key=lambda s: s["rows"])
@@ -990,6 +1107,14 @@ def notes(results: dict) -> list[str]:
                    f"{_median(h['seconds'] for h in history):.1f} s, {_median(h['changed_keys'] for h in history):,.0f} changed "
                    "keys), as the target gathered the "
                    f"{'deletion vectors' if results['table_format'] == 'delta' else 'delete files'} of its MERGEs.")
+    for size in sizes:
+        runs = size.get("small_refreshes") or []
+        today = [r["wide_table_layout_refresh_seconds"] for r in runs if "wide_table_layout_refresh_seconds" in r]
+        if runs:
+            out.append(f"At {rows_label(size['rows'])} keys per input, {len(runs)} small refreshes of "
+                       f"{_median(r['changed_keys'] for r in runs):,.0f} changed keys each took {sum(r['seconds'] for r in runs):.0f} s "
+                       f"in all (the first {runs[0]['seconds']:.1f} s, the last {runs[-1]['seconds']:.1f} s)"
+                       + (f", the default layout's refreshes of the same days {sum(today):.0f} s" if len(today) == len(runs) else "") + ".")
     measured = sum(len(m) for s in sizes for m in s["shapes"].values())
     out.append(f"The refreshed table equalled the full rebuild after each of the {measured} change days "
                "(row count and two sums of row hashes over every column, presence columns included).")
@@ -1002,6 +1127,12 @@ def notes(results: dict) -> list[str]:
 def changed_fraction(args, rows: int) -> float:
     """The fraction of an input's keys a change day changes at `rows` keys per input."""
     return args.changed_rows / rows if args.changed_rows else args.changed
+
+
+def small_rows(args, rows: int) -> int:
+    """The rows of t1 a small refresh's day updates at `rows` keys per input: --small-rows, or a
+    tenth of a change day's."""
+    return args.small_rows or max(1, round(changed_fraction(args, rows) * rows / 10))
 
 
 def changed_text(results: dict) -> str:
@@ -1030,6 +1161,11 @@ def parse(argv: list[str] | None):
                    help="the refreshed model's layout (the full rebuild it is compared with is always a table)")
     p.add_argument("--shapes", type=list_arg, default=DEFAULT_SHAPES, help=f"comma list of {', '.join(SHAPES)} (default: {', '.join(DEFAULT_SHAPES)})")
     p.add_argument("--reps", type=int, default=3, help="timed change days per shape (default 3)")
+    p.add_argument("--small-refreshes", type=int, default=0,
+                   help="after the change days, this many days of t1 alone, --small-rows rows each, each refreshed, with no "
+                        "day of every input between (default 0)")
+    p.add_argument("--small-rows", type=rows_arg,
+                   help="rows a small refresh's day updates (default: a tenth of a change day's)")
     p.add_argument("--daily-refresh", action=argparse.BooleanOptionalAction, default=True,
                    help="refresh the model after every day of the history (default), or build it after the last")
     p.add_argument("--name", help="results go to benchmarks/results/NAME (default partial-update-<format>-spark<version>)")
@@ -1043,9 +1179,10 @@ def parse(argv: list[str] | None):
     unknown = [s for s in args.shapes if s not in SHAPES]
     fractions = [changed_fraction(args, rows) for rows in args.rows]
     if unknown or args.days < 1 or args.reps < 1 or args.k < 2 or not all(0 < f <= 0.5 for f in fractions) \
-            or ("same_rows" in args.shapes and not 0 < args.same_rows <= min(args.rows) / 2):
+            or ("same_rows" in args.shapes and not 0 < args.same_rows <= min(args.rows) / 2) \
+            or args.small_refreshes < 0 or (args.small_rows is not None and not 0 < args.small_rows <= min(args.rows) / 2):
         p.error(f"shapes are {', '.join(SHAPES)}; --days >= 1, --reps >= 1, --k >= 2, 0 < --changed <= 0.5, "
-                "--changed-rows and --same-rows at most half of the smallest --rows")
+                "--small-refreshes >= 0, --changed-rows, --same-rows and --small-rows at most half of the smallest --rows")
     formats = list(dict.fromkeys(args.table_format))
     if not formats or any(f not in ("delta", "iceberg") for f in formats):
         p.error("--table-format: delta, iceberg, or both")
@@ -1084,7 +1221,8 @@ def main(argv: list[str] | None = None, spark=None) -> dict:
                "reps": args.reps, "warmup": 0, "confs": confs, "machine": _machine(spark),
                "table_format": args.table_format, "layout": args.layout, "k": args.k, "days": args.days, "changed": args.changed,
                "changed_rows": args.changed_rows, "same_rows": args.same_rows, "row_tracking": args.row_tracking,
-               "shapes": args.shapes, "daily_refresh": args.daily_refresh, "sizes": []}
+               "shapes": args.shapes, "daily_refresh": args.daily_refresh, "small_refreshes": args.small_refreshes,
+               "sizes": []}
     try:
         for rows in args.rows:
             results["sizes"].append(measure_size(spark, args, rows, work / f"keys-{rows}"))
@@ -1100,10 +1238,13 @@ def format_argv(args, table_format: str, out: Path, work: Path) -> list[str]:
     argv = ["--rows", ",".join(str(rows) for rows in args.rows), "--table-format", table_format, "--k", str(args.k),
             "--days", str(args.days), "--changed", str(args.changed), "--same-rows", str(args.same_rows),
             "--layout", args.layout, "--shapes", ",".join(args.shapes), "--reps", str(args.reps),
+            "--small-refreshes", str(args.small_refreshes),
             "--daily-refresh" if args.daily_refresh else "--no-daily-refresh", "--driver-memory", args.driver_memory,
             "--shuffle-partitions", str(args.shuffle_partitions), "--out", str(out), "--work-dir", str(work)]
     if args.changed_rows:
         argv += ["--changed-rows", str(args.changed_rows)]
+    if args.small_rows:
+        argv += ["--small-rows", str(args.small_rows)]
     if args.row_tracking and table_format == "delta":
         argv.append("--row-tracking")
     return argv + (["--keep"] if args.keep else [])

@@ -52,11 +52,13 @@ def test_the_merge_on_read_benchmark_runs_and_its_view_equals_a_full_rebuild(spa
     """The same harness with the model in the merge-on-read layout, at its smallest: the refresh
     takes the partial-update path, the view equals the full rebuild's table, a reader's scan of
     each and its planning are timed, the same model in the default layout is refreshed beside it,
-    a last day fills the delta rows to the threshold for the reader's target, and the compaction
-    at the end leaves what readers see as it was."""
+    a last day fills the delta rows to the threshold for the reader's target, the compaction at
+    the end leaves what readers see as it was, and two small refreshes follow (the last checked
+    against a rebuild)."""
     out = tmp_path / "results"
     results = partial_update.main(
         ["--rows", "300", "--k", "4", "--days", "2", "--reps", "1", "--shapes", "one_input", "--layout", "merge_on_read",
+         "--small-refreshes", "2", "--small-rows", "5",
          "--table-format", table_format, "--keep", "--work-dir", str(tmp_path / "work"), "--out", str(out)], spark=spark)
     (size,) = results["sizes"]
     try:
@@ -80,16 +82,26 @@ def test_the_merge_on_read_benchmark_runs_and_its_view_equals_a_full_rebuild(spa
         assert step["buckets"] and step["seconds"] > 0 and step["statement_seconds"] > 0, step
         assert 0 < step["delta_share_after"] < step["delta_share"], step
         compaction = size["compaction"]
-        assert compaction["delta_share"] > 0 and compaction["seconds"] > 0, compaction
+        assert compaction["delta_share"] > 0 and compaction["delta_share_after"] == 0 and compaction["seconds"] > 0, compaction
         # Where its time went: its statement by the dbt log, its write by Spark.
         assert any("replace where dbt_multijoin_seq" in statement for _, statement in compaction["statements"]), compaction
         assert compaction["executions"] and all(seconds > 0 for seconds, _ in compaction["executions"]), compaction
         view = spark.sql(f"show create table {size['schema']}.wide").first()[0]
         assert view.lstrip().lower().startswith("create view"), view
-        store = f"{size['schema']}.wide__dbt_mj_store"
-        assert spark.sql(f"select count(*) from {store} where dbt_multijoin_seq > 0").first()[0] == 0
+        # Two small refreshes after the compaction (which left no delta row), today's refresh of
+        # each beside; the last is checked against a full rebuild, with a reader's scans and the
+        # files that hold the delta rows.
+        first, last = size["small_refreshes"]
+        for small in (first, last):
+            assert small["seconds"] > 0 and small["wide_table_layout_refresh_seconds"] > 0 and small["changed_keys"] > 0, small
+            assert not small["compacted"] and 0 < small["delta_share"] < 0.03, small
+        assert first["delta_share"] < last["delta_share"]
+        assert "equals_rebuild" not in first and last["equals_rebuild"] and last["rows"] == measured["rows"], last
+        assert last["reader_scan_warm_seconds"] > 0 and last["delta_files"] > 0, last
+        assert ("delete_files" in last) == (table_format == "iceberg"), last
         report = (out / "results.md").read_text()
         assert "## Merge-on-read: readers and compaction" in report
+        assert re.search(r"\| 300 \| 1-2 \| \d+ \| \d+\.\d\d \| \d+\.\d\d \|", report.split("## Many small refreshes")[1]), report
         assert "## Where the compaction's time goes, 300 keys per input" in report
         assert re.search(r"\| a reader's warm full scan, view ÷ the rebuilt table, delta at the threshold <= 1.25 \| at 300 \| \d+\.\d\d (met|MISSED) \(delta rows \d\.\d% of the base\) \|", report), report
         assert re.search(r"\| compaction ÷ the default layout's refresh at 16M <= 1 \| a run's step \| \d+\.\d\d (met|MISSED) \(at 300\) \|", report), report

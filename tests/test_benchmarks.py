@@ -268,6 +268,33 @@ def test_the_partial_update_report_evaluates_the_targets_and_writes_its_notes():
     assert "Every refresh stayed under the 50,000 changed keys" in small
 
 
+def test_the_partial_update_report_gives_the_small_refreshes_ten_at_a_time():
+    from benchmarks import partial_update
+
+    results = {**_partial_update_results({2_000_000: 20_000}), "layout": "merge_on_read"}
+    for days in results["sizes"][0]["shapes"].values():
+        for measured in days:
+            measured.update(reader_scan_seconds=2.0, table_scan_seconds=1.5, delta_share=0.01, compacted=False)
+
+    def small(n: int) -> dict:
+        checked = n % 10 == 0 or n == 12
+        return {"n": n, "changed_keys": 2_000, "seconds": 6.0 + n / 10, "wide_table_layout_refresh_seconds": 5.0,
+                "merge_seconds": 1.5, "state_seconds": None if n == 1 else 0.9, "rewrote": n % 4 == 0, "compacted": False,
+                "delta_share": 0.001 * n,
+                **({"equals_rebuild": True, "reader_scan_warm_seconds": 2.5, "table_scan_warm_seconds": 2.0,
+                    "delta_files": 8 + n, "delete_files": 3} if checked else {})}
+
+    assert "## Many small refreshes" not in partial_update.markdown(results)
+    results["sizes"][0]["small_refreshes"] = [small(n) for n in range(1, 13)]
+    report = partial_update.markdown(results)
+    section = report.split("## Many small refreshes")[1]
+    # Groups of ten, the last of what is left; medians over each group, the store after its last.
+    assert "| 2,000,000 | 1-10 | 2,000 | 6.55 | 5.00 | 1.50 | 0.90 | 2 / 0 | 1.00% | 18 | 3 | 1.25 | yes |" in section
+    assert "| 2,000,000 | 11-12 | 2,000 | 7.15 | 5.00 | 1.50 | 0.90 | 1 / 0 | 1.20% | 20 | 3 | 1.25 | yes |" in section
+    assert "12 small refreshes of 2,000 changed keys each took 80 s in all (the first 6.1 s, the last 7.2 s), " \
+           "the default layout's refreshes of the same days 60 s." in report
+
+
 def test_the_partial_update_benchmark_fails_unless_the_refresh_took_the_partial_update_path():
     from benchmarks import partial_update
 
