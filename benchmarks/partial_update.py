@@ -1336,6 +1336,26 @@ def formats_markdown(results: dict) -> str:
         lines += _table(["format", "keys per input", "at the threshold: delta share / warm view ÷ table", "that day's refresh s",
                          "compaction step s (delta share)", "step ÷ today's refresh", "compaction on demand s", "÷ today's refresh",
                          "compaction read / shuffled / written MiB"], rows)
+    rows = []
+    for table_format, run in runs.items():
+        for size in sorted(run["sizes"], key=lambda s: s["rows"]):
+            small = size.get("small_refreshes") or []
+            if not small:
+                continue
+            last = small[-1]
+            rows.append([table_format, rows_label(size["rows"]), str(len(small)), f"{_median(r['changed_keys'] for r in small):,.0f}",
+                         _median_of(small, "seconds"), _median_of(small, "wide_table_layout_refresh_seconds"),
+                         f"{sum(r['rewrote'] for r in small)} / {sum(r['compacted'] for r in small)}",
+                         f"{last['delta_share']:.2%}" if last.get("delta_share") is not None else "-",
+                         f"{last['reader_scan_warm_seconds'] / last['table_scan_warm_seconds']:.2f}" if last.get("reader_scan_warm_seconds") else "-"])
+    if rows:
+        lines += ["## Many small refreshes", "",
+                  "After the compaction on demand, days of t1 alone of a tenth of a change day's rows, each refreshed "
+                  "(--small-refreshes): the medians of the refresh and of the default layout's refresh of the same days, "
+                  "the runs that rewrote the delta's files or compacted, and after the last the delta share and a reader's "
+                  "warm scan of the view ÷ the rebuilt table; each format's report has them ten at a time.", ""]
+        lines += _table(["format", "keys per input", "refreshes", "changed keys", "refresh s", "default layout's refresh s",
+                         "rewrote the delta's files / compacted", "delta share after", "warm view ÷ table after"], rows)
     # Each format's targets as its own report gives them, but for the ones it did not measure.
     rows = [[table_format, *row] for table_format, run in runs.items() for row in target_rows(run)
             if not row[2].startswith("not measured")]

@@ -394,6 +394,15 @@ def test_a_run_over_both_formats_runs_each_alike_and_reports_them_side_by_side(t
     assert "| iceberg | a reader's warm full scan, view ÷ the rebuilt table, delta at the threshold <= 1.25 | at 2M | 1.30 MISSED" in report
     assert "| iceberg | compaction ÷ the default layout's refresh at 16M <= 1 | a run's step | 0.50 met |" in report
     assert "[delta/results.md](delta/results.md)" in report and "rows equalled the full rebuild's: yes" in report
+    assert "## Many small refreshes" not in report
+    # Small refreshes (--small-refreshes) of one format: their medians beside today's refresh.
+    runs["iceberg"]["sizes"][0]["small_refreshes"] = [
+        {"n": n, "changed_keys": 2_000, "seconds": 4.0 + n / 10, "wide_table_layout_refresh_seconds": 5.0, "rewrote": n == 2,
+         "compacted": False, "delta_share": 0.001 * n, "reader_scan_warm_seconds": 2.4, "table_scan_warm_seconds": 2.0}
+        for n in (1, 2, 3)]
+    report = partial_update.formats_markdown({"machine": {"spark": "3.5.0"}, "k": 8, "layout": "merge_on_read",
+                                              "shapes": ["one_input", "same_rows"], "formats": runs})
+    assert "| iceberg | 2M | 3 | 2,000 | 4.20 | 5.00 | 1 / 0 | 0.30% | 1.20 |" in report.split("## Many small refreshes")[1]
     # Each format's own report has the threshold day beside the change days.
     own = partial_update.markdown(runs["delta"])
     assert "| 16,000,000 | 160,000 | 240,000 | 2.70% | no | 16.0 | 30.0 | 160.0 | 1.50 / 1.25 | 1.20 |" in own
