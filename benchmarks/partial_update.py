@@ -664,10 +664,10 @@ def day_text(measured: dict) -> str:
 def small_refreshes(spark, args, project, inputs: Inputs, first_day: int, beside: list[str]) -> tuple[list[dict], dict]:
     """--small-refreshes days of t1 alone, about --small-rows rows each, one after the other with no
     day of every input between: a model whose runs change few keys, with many refreshes between two
-    compactions (in the merge-on-read layout they start after one). Per refresh: its seconds, its longest statements' (the MERGE into the store, the
-    state query after it, the rewrite of the delta's files into a file per key bucket), whether it
-    rewrote them or compacted, the delta share after it, and the default layout's refresh of the same
-    day. Every SMALL_CHECK_EVERY refreshes and after the last: the view and the default layout's
+    compactions (in the merge-on-read layout they start after one). Per refresh: its seconds, its
+    longest statements' (the MERGE into the store, the state query after it, the rewrite of the
+    delta's files into a file per key bucket), whether it rewrote them or compacted, the delta share
+    after it, and the default layout's refresh of the same day. Every SMALL_CHECK_EVERY refreshes and after the last: the view and the default layout's
     table checked against a full rebuild, a reader's warm scans (warm_scans), and the files holding
     the store's delta rows (and, on Iceberg, its delete files). Returns the refreshes and the rows
     the last day wrote."""
