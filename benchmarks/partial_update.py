@@ -611,8 +611,7 @@ def measure_size(spark, args, rows: int, directory: Path) -> dict:
             f"before it, {size['compaction']['after_scan_seconds']:.1f} s after")
     if args.small_refreshes:
         # After the compaction on demand: from an empty delta, as after any compaction.
-        size["small_refreshes"], written = small_refreshes(spark, args, project, inputs, day + 1, beside)
-        day += args.small_refreshes
+        size["small_refreshes"] = small_refreshes(spark, args, project, inputs, day + 1, beside)
     stored = {"wide": store_table(project) if args.layout == "merge_on_read" else project.table("wide"),
               "wide_rebuild": project.table("wide_rebuild"), **{name: project.table(name) for name in beside}}
     size["tables_at_end"] = {name: table_facts(spark, args.table_format, table) for name, table in stored.items()}
@@ -639,9 +638,7 @@ def change_day(spark, args, project, inputs: Inputs, day: int, shape: str, writt
     (refreshed, scan), (rebuilt, table_scan) = (timed_fingerprint(spark, project.table(t)) for t in ("wide", "wide_rebuild"))
     if refreshed != rebuilt:
         raise RuntimeError(f"{when}: the refreshed table is not the full rebuild: rows and hash sums {refreshed} against {rebuilt}")
-    for name in beside:
-        if (found := fingerprint(spark, project.table(name))) != rebuilt:
-            raise RuntimeError(f"{when}: {name} is not the full rebuild: rows and hash sums {found} against {rebuilt}")
+    require_rebuild_rows(spark, project, beside, rebuilt, when)
     # After the first scans above, which warm both.
     warm = (warm_scans(spark, project.table("wide"), project.table("wide_rebuild"))
             if args.layout == "merge_on_read" else {"reader_scan_warm_seconds": None, "table_scan_warm_seconds": None})
@@ -650,6 +647,13 @@ def change_day(spark, args, project, inputs: Inputs, day: int, shape: str, writt
             "equals_rebuild": True, "rows": refreshed[0], "reader_scan_seconds": scan, "table_scan_seconds": table_scan, **warm,
             "compacted": any(": compacting" in line for line in refresh["log"]),
             "delta_share": delta_share(spark, project, args.layout)}, written
+
+
+def require_rebuild_rows(spark, project, models: list[str], rebuilt: list, when: str) -> None:
+    """Fails unless each of `models` holds the full rebuild's rows (`rebuilt`: its fingerprint)."""
+    for name in models:
+        if (found := fingerprint(spark, project.table(name))) != rebuilt:
+            raise RuntimeError(f"{when}: {name} is not the full rebuild: rows and hash sums {found} against {rebuilt}")
 
 
 def day_text(measured: dict) -> str:
@@ -661,19 +665,19 @@ def day_text(measured: dict) -> str:
             + ("" if measured["delta_share"] is None else f"; delta rows {measured['delta_share']:.2%} of the base"))
 
 
-def small_refreshes(spark, args, project, inputs: Inputs, first_day: int, beside: list[str]) -> tuple[list[dict], dict]:
+def small_refreshes(spark, args, project, inputs: Inputs, first_day: int, beside: list[str]) -> list[dict]:
     """--small-refreshes days of t1 alone, about --small-rows rows each, one after the other with no
     day of every input between: a model whose runs change few keys, with many refreshes between two
     compactions (in the merge-on-read layout they start after one). Per refresh: its seconds, its
     longest statements' (the MERGE into the store, the state query after it, the rewrite of the
     delta's files into a file per key bucket), whether it rewrote them or compacted, the delta share
-    after it, and the default layout's refresh of the same day. Every SMALL_CHECK_EVERY refreshes and after the last: the view and the default layout's
-    table checked against a full rebuild, a reader's warm scans (warm_scans), and the files holding
-    the store's delta rows (and, on Iceberg, its delete files). Returns the refreshes and the rows
-    the last day wrote."""
+    after it, and the default layout's refresh of the same day. Every SMALL_CHECK_EVERY refreshes
+    and after the last: the view and the default layout's table checked against a full rebuild, a
+    reader's warm scans (warm_scans), and the files holding the store's delta rows (and, on
+    Iceberg, its delete files)."""
     store = store_table(project) if args.layout == "merge_on_read" else None
     rows = small_rows(args, inputs.rows)
-    out, written = [], {}
+    out = []
     for n in range(1, args.small_refreshes + 1):
         day = first_day + n - 1
         when = f"{rows_label(inputs.rows)} small refresh {n} (day {day})"
@@ -698,9 +702,7 @@ def small_refreshes(spark, args, project, inputs: Inputs, first_day: int, beside
         if n % SMALL_CHECK_EVERY == 0 or n == args.small_refreshes:
             rebuild = dbt_run(spark, project, "wide_rebuild", "--full-refresh")
             rebuilt = fingerprint(spark, project.table("wide_rebuild"))
-            for name in ["wide", *beside]:
-                if (found := fingerprint(spark, project.table(name))) != rebuilt:
-                    raise RuntimeError(f"{when}: {name} is not the full rebuild: rows and hash sums {found} against {rebuilt}")
+            require_rebuild_rows(spark, project, ["wide", *beside], rebuilt, when)
             measured.update({"rebuild_seconds": rebuild["seconds"], "equals_rebuild": True, "rows": rebuilt[0]})
             if store:
                 measured.update(warm_scans(spark, project.table("wide"), project.table("wide_rebuild")))
@@ -709,7 +711,7 @@ def small_refreshes(spark, args, project, inputs: Inputs, first_day: int, beside
         log(f"{when}: refresh {measured['seconds']:.1f} s ({measured['changed_keys']:,} changed keys"
             + (", rewrote the delta's files" if measured["rewrote"] else "") + (", compacted" if measured["compacted"] else "") + ")"
             + ("" if measured["delta_share"] is None else f", delta rows {measured['delta_share']:.2%} of the base"))
-    return out, written
+    return out
 
 
 def delta_files(spark, table_format: str, store: str) -> dict:
@@ -1022,14 +1024,21 @@ def _median_of(runs: list[dict], key: str) -> str:
     return f"{_median(values):.2f}" if values else "-"
 
 
+def _reader_ratio_after(small: dict) -> str:
+    """A checked small refresh's warm reader scan, view ÷ the rebuilt table ("-" unchecked)."""
+    if not small.get("reader_scan_warm_seconds"):
+        return "-"
+    return f"{small['reader_scan_warm_seconds'] / small['table_scan_warm_seconds']:.2f}"
+
+
 def small_refreshes_section(sizes: list[dict]) -> list[str]:
     """The small refreshes (--small-refreshes), SMALL_CHECK_EVERY at a time: what they took beside
     today's refresh of the same days, and where the store stood after the last of each group."""
     lines = ["## Many small refreshes", "",
              "At the end (in the merge-on-read layout after the compaction on demand: from an empty delta), days of t1 "
              "alone, each a tenth of a change day's rows (or --small-rows), each refreshed, with no day of every input "
-             f"between: a model whose runs change few keys, with many refreshes between two compactions. Per group of {SMALL_CHECK_EVERY}: the medians of the refresh, of the default "
-             "layout's refresh of the same days, of the refresh's MERGE into the store and its state query after (each where "
+             "between: a model whose runs change few keys, with many refreshes between two compactions. Per group of "
+             f"{SMALL_CHECK_EVERY}: the medians of the refresh, of the default layout's refresh of the same days, of the refresh's MERGE into the store and its state query after (each where "
              "among the run's longest statements), the runs that rewrote the delta's files into a file per key bucket "
              "(past compaction_max_delta_files) and that compacted; after the group's last, checked against a full "
              "rebuild: the delta rows' share, the files holding them (and on Iceberg the store's delete files), and a "
@@ -1040,14 +1049,12 @@ def small_refreshes_section(sizes: list[dict]) -> list[str]:
         for first in range(0, len(runs), SMALL_CHECK_EVERY):
             group = runs[first:first + SMALL_CHECK_EVERY]
             last = group[-1]
-            reader = (f"{last['reader_scan_warm_seconds'] / last['table_scan_warm_seconds']:.2f}"
-                      if last.get("reader_scan_warm_seconds") else "-")
             rows.append([f"{size['rows']:,}", f"{group[0]['n']}-{last['n']}", f"{_median(r['changed_keys'] for r in group):,.0f}",
                          _median_of(group, "seconds"), _median_of(group, "wide_table_layout_refresh_seconds"),
                          _median_of(group, "merge_seconds"), _median_of(group, "state_seconds"),
                          f"{sum(r['rewrote'] for r in group)} / {sum(r['compacted'] for r in group)}",
                          "-" if last.get("delta_share") is None else f"{last['delta_share']:.2%}",
-                         str(last.get("delta_files", "-")), str(last.get("delete_files", "-")), reader,
+                         str(last.get("delta_files", "-")), str(last.get("delete_files", "-")), _reader_ratio_after(last),
                          "yes" if last.get("equals_rebuild") else "-"])
     lines += _table(["keys/input", "refreshes", "changed keys", "refresh s", "default layout's refresh s", "MERGE s",
                      "state query s", "rewrote the delta's files / compacted", "delta share after", "delta files after",
@@ -1347,7 +1354,7 @@ def formats_markdown(results: dict) -> str:
                          _median_of(small, "seconds"), _median_of(small, "wide_table_layout_refresh_seconds"),
                          f"{sum(r['rewrote'] for r in small)} / {sum(r['compacted'] for r in small)}",
                          f"{last['delta_share']:.2%}" if last.get("delta_share") is not None else "-",
-                         f"{last['reader_scan_warm_seconds'] / last['table_scan_warm_seconds']:.2f}" if last.get("reader_scan_warm_seconds") else "-"])
+                         _reader_ratio_after(last)])
     if rows:
         lines += ["## Many small refreshes", "",
                   "After the compaction on demand, days of t1 alone of a tenth of a change day's rows, each refreshed "
